@@ -1,0 +1,297 @@
+/*
+ * robocache.h — the one public C header of robocache (C11, same for CPU and
+ * CUDA builds).
+ *
+ * robocache turns raw multi-rate robot recordings into training-ready tensors:
+ *   - resample: one stream with per-row timestamps onto target times,
+ *   - align:    several streams onto one time grid in a single pass,
+ *   - voxelize: point clouds to dense grids, hard voxels, downsampled clouds.
+ *
+ * Conventions
+ *   - Every fallible call returns robocache_status; details of the last error
+ *     are in robocache_ctx_error_message(ctx). The library never aborts and
+ *     never prints.
+ *   - Tensors are described by robocache_tensor, which mirrors DLPack's
+ *     DLTensor. The device of the input tensors selects the backend.
+ *   - Times: int64 tensors are nanoseconds, float tensors are seconds. Time
+ *     options (offsets, gaps, tolerances) are always given in int64 ns.
+ *   - Shapes: B batch rows, S source samples, T targets, D channels,
+ *     K streams, N points, C point columns.
+ */
+#ifndef ROBOCACHE_H
+#define ROBOCACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ROBOCACHE_VERSION_MAJOR 0
+#define ROBOCACHE_VERSION_MINOR 1
+#define ROBOCACHE_VERSION_PATCH 0
+
+#if defined(_WIN32)
+#define ROBOCACHE_API
+#else
+#define ROBOCACHE_API __attribute__((visibility("default")))
+#endif
+
+/* ---------------------------------------------------------------------------
+ * Status codes. Pinned and append-only: values never change meaning.
+ * ------------------------------------------------------------------------- */
+typedef enum robocache_status {
+  ROBOCACHE_OK = 0,
+  ROBOCACHE_INVALID_ARGUMENT = 1,  /* bad shape, value, option or data */
+  ROBOCACHE_UNSUPPORTED_DTYPE = 2, /* dtype not accepted for that tensor */
+  ROBOCACHE_UNSUPPORTED_DEVICE = 3, /* e.g. CUDA tensor, CPU-only build */
+  ROBOCACHE_DEVICE_MISMATCH = 4,   /* tensors of one call on different devices */
+  ROBOCACHE_OUT_OF_MEMORY = 5,
+  ROBOCACHE_CAPACITY_EXCEEDED = 6, /* an output buffer is too small */
+  ROBOCACHE_CUDA_ERROR = 7,
+  ROBOCACHE_IO_ERROR = 8,
+  ROBOCACHE_INTERNAL = 9
+} robocache_status;
+
+/* Static name of a status ("OK", "INVALID_ARGUMENT", ...); "UNKNOWN" for
+ * values outside the enum. Never NULL. */
+ROBOCACHE_API const char *robocache_status_name(robocache_status s);
+
+/* Runtime version "MAJOR.MINOR.PATCH". */
+ROBOCACHE_API const char *robocache_version_string(void);
+
+/* 1 when this build contains the CUDA backend and a CUDA device is usable,
+ * else 0. */
+ROBOCACHE_API int robocache_has_cuda(void);
+
+/* ---------------------------------------------------------------------------
+ * Context: threads, CUDA stream, workspace and the last error message.
+ * One context per thread. NULL ctx in any call means a default context private
+ * to the calling thread.
+ * ------------------------------------------------------------------------- */
+typedef struct robocache_ctx robocache_ctx;
+
+/* Creates a context. Returns ROBOCACHE_OUT_OF_MEMORY or ROBOCACHE_OK. */
+ROBOCACHE_API robocache_status robocache_ctx_create(robocache_ctx **ctx);
+/* Frees a context; accepts NULL. */
+ROBOCACHE_API void robocache_ctx_free(robocache_ctx *ctx);
+/* Detail of the last error raised through this context ("" when none).
+ * Valid until the next call on ctx. ctx may be NULL (thread default). */
+ROBOCACHE_API const char *robocache_ctx_error_message(const robocache_ctx *ctx);
+/* Number of CPU threads (OpenMP) the CPU backend uses; 0 = all cores
+ * (default). Negative -> INVALID_ARGUMENT. */
+ROBOCACHE_API robocache_status robocache_ctx_set_num_threads(robocache_ctx *ctx,
+                                                             int num_threads);
+/* CUDA stream (a cudaStream_t passed as void*) on which kernels launch;
+ * NULL = the legacy default stream. Ignored by the CPU backend. */
+ROBOCACHE_API robocache_status robocache_ctx_set_cuda_stream(robocache_ctx *ctx,
+                                                             void *stream);
+/* 1: force the slow reference backend (CPU tensors only), 0: default. */
+ROBOCACHE_API robocache_status robocache_ctx_set_force_reference(robocache_ctx *ctx,
+                                                                 int on);
+
+/* ---------------------------------------------------------------------------
+ * Tensors (mirror DLPack's DLTensor).
+ * ------------------------------------------------------------------------- */
+typedef enum robocache_device_type {
+  ROBOCACHE_DEVICE_CPU = 1, /* = kDLCPU */
+  ROBOCACHE_DEVICE_CUDA = 2 /* = kDLCUDA */
+} robocache_device_type;
+
+typedef enum robocache_dtype {
+  ROBOCACHE_DTYPE_F32 = 0,
+  ROBOCACHE_DTYPE_F64 = 1,
+  ROBOCACHE_DTYPE_F16 = 2,  /* IEEE binary16 */
+  ROBOCACHE_DTYPE_BF16 = 3, /* bfloat16 */
+  ROBOCACHE_DTYPE_I64 = 4,
+  ROBOCACHE_DTYPE_I32 = 5,
+  ROBOCACHE_DTYPE_U8 = 6
+} robocache_dtype;
+
+#define ROBOCACHE_MAX_DIMS 8
+
+typedef struct robocache_tensor {
+  void *data;             /* first element (any byte offset already applied) */
+  int32_t device_type;    /* robocache_device_type */
+  int32_t device_id;      /* CUDA ordinal; 0 for CPU */
+  int32_t dtype;          /* robocache_dtype */
+  int32_t ndim;           /* 0..ROBOCACHE_MAX_DIMS */
+  const int64_t *shape;   /* [ndim] */
+  const int64_t *strides; /* [ndim] in elements; NULL = C-contiguous */
+} robocache_tensor;
+
+/* Size in bytes of one element of dtype; 0 for an unknown dtype. */
+ROBOCACHE_API size_t robocache_dtype_size(robocache_dtype dtype);
+/* Static name ("float32", "bfloat16", "int64", ...) or "unknown". */
+ROBOCACHE_API const char *robocache_dtype_name(robocache_dtype dtype);
+
+/* ---------------------------------------------------------------------------
+ * Interpolation options (DESIGN §1.1).
+ * ------------------------------------------------------------------------- */
+typedef enum robocache_method {
+  ROBOCACHE_LINEAR = 0,   /* v0 + w (v1 - v0) per channel (numpy.interp) */
+  ROBOCACHE_NEAREST = 1,  /* nearest sample; ties go to the earlier one */
+  ROBOCACHE_PREVIOUS = 2, /* zero-order hold: last sample at or before */
+  ROBOCACHE_NEXT = 3,     /* first sample at or after */
+  ROBOCACHE_SLERP = 4     /* each 4 channels a unit quaternion (D % 4 == 0):
+                             shortest arc, renormalised, nlerp when nearly
+                             parallel (as scipy.spatial.transform.Slerp) */
+} robocache_method;
+
+typedef enum robocache_extrapolate {
+  ROBOCACHE_EXTRAP_CLAMP = 0,       /* hold the edge sample's value */
+  ROBOCACHE_EXTRAP_FILL = 1,        /* write fill_value (default NaN) */
+  ROBOCACHE_EXTRAP_EXTRAPOLATE = 2, /* linear/slerp: continue from the edge
+                                       pair; previous/next/nearest: as clamp */
+  ROBOCACHE_EXTRAP_ERROR = 3        /* INVALID_ARGUMENT naming row and target */
+} robocache_extrapolate;
+
+typedef enum robocache_quat_order {
+  ROBOCACHE_QUAT_XYZW = 0, /* scipy / ROS order (default) */
+  ROBOCACHE_QUAT_WXYZ = 1  /* Eigen / EuRoC order */
+} robocache_quat_order;
+
+typedef struct robocache_interp_options {
+  int32_t method;         /* robocache_method, default LINEAR */
+  int32_t extrapolate;    /* robocache_extrapolate, default CLAMP */
+  double fill_value;      /* value written by EXTRAP_FILL, default NaN */
+  int64_t max_gap_ns;     /* > 0: targets strictly inside a source interval
+                             longer than this are invalid (drop-out); the value
+                             then follows `extrapolate` (CLAMP -> nearest edge
+                             of the gap, EXTRAPOLATE -> interpolated across).
+                             <= 0: no limit (default). */
+  int64_t tolerance_ns;   /* > 0, methods NEAREST/PREVIOUS/NEXT only: a target
+                             farther than this from the sample whose value it
+                             takes is invalid (value follows `extrapolate`).
+                             <= 0: no limit (default). Set with LINEAR or
+                             SLERP -> INVALID_ARGUMENT. */
+  int64_t time_offset_ns; /* added to the source times first (Kalibr:
+                             t_imu = t_cam + offset). Default 0. */
+  int32_t quat_order;     /* robocache_quat_order, SLERP only */
+} robocache_interp_options;
+
+/* Fills *opts with the defaults above. */
+ROBOCACHE_API void robocache_interp_options_init(robocache_interp_options *opts);
+
+/* ---------------------------------------------------------------------------
+ * resample — one stream, per-row timestamps (DESIGN §1.1).
+ *
+ * values         [B,S,D]  f32 | f64 | f16 | bf16
+ * times          [B,S]    i64 ns | f64 s | f32 s, strictly increasing within
+ *                         each row's valid prefix, no NaN
+ * lengths        [B] i64 or NULL: valid prefix of each row (1..S)
+ * target_times   [B,T]    same dtype as times; need not be sorted
+ * target_lengths [B] i64 or NULL: valid prefix of each target row (0..T);
+ *                         padded targets get out = 0 and valid = 0
+ * options        NULL = defaults
+ * out            [B,T,D]  f32 | f64 | f16 | bf16 (usually the dtype of
+ *                         values, or f32); written, never read
+ * valid          [B,T] u8 or NULL: 1 where the target lies within the first..
+ *                         last valid sample time of its row and passes
+ *                         max_gap / tolerance, else 0 (LeRobot `_is_pad`
+ *                         inverted)
+ *
+ * Arithmetic in f32 (f64 when values or out are f64); time differences exact
+ * in i64 for ns times, in f64 for float times. A target exactly on a sample
+ * returns that sample bit-exactly.
+ *
+ * Errors: INVALID_ARGUMENT (shapes, lengths out of range, empty rows,
+ * non-increasing or NaN times with row and index, targets out of range with
+ * EXTRAP_ERROR, bad options), UNSUPPORTED_DTYPE, DEVICE_MISMATCH,
+ * UNSUPPORTED_DEVICE, CUDA_ERROR. On error the contents of out/valid are
+ * unspecified.
+ * ------------------------------------------------------------------------- */
+ROBOCACHE_API robocache_status robocache_resample(
+    robocache_ctx *ctx, const robocache_tensor *values, const robocache_tensor *times,
+    const robocache_tensor *lengths, const robocache_tensor *target_times,
+    const robocache_tensor *target_lengths, const robocache_interp_options *options,
+    robocache_tensor *out, robocache_tensor *valid);
+
+/* ---------------------------------------------------------------------------
+ * align — K streams onto one time grid (DESIGN §1.2).
+ *
+ * Each stream k: values [B,S_k,D_k] (f32|f64|f16|bf16), times [B,S_k] and
+ * optional lengths [B] as in resample, with its own options. All times and
+ * target_times share one time dtype.
+ *
+ * target_times   [B,T], target_lengths [B] i64 or NULL
+ * out            [B,T,sum D_k] f32 | f64 | f16 | bf16: streams concatenated in
+ *                order on the last axis
+ * valid          [B,T,K] u8 or NULL
+ *
+ * Equivalent to K resample calls writing into slices of out; the CUDA backend
+ * runs them in one kernel launch. Errors as resample; messages name the
+ * stream ("stream 2 (imu): times not increasing: row 0, index 17").
+ * ------------------------------------------------------------------------- */
+typedef struct robocache_stream {
+  const char *name;               /* for messages; may be NULL */
+  const robocache_tensor *values; /* [B,S,D] */
+  const robocache_tensor *times;  /* [B,S] */
+  const robocache_tensor *lengths; /* [B] i64 or NULL */
+  robocache_interp_options options;
+} robocache_stream;
+
+ROBOCACHE_API robocache_status robocache_align(robocache_ctx *ctx,
+                                               const robocache_stream *streams,
+                                               int32_t num_streams,
+                                               const robocache_tensor *target_times,
+                                               const robocache_tensor *target_lengths,
+                                               robocache_tensor *out, robocache_tensor *valid);
+
+/* ---------------------------------------------------------------------------
+ * Backward of resample / align with respect to the values (autograd).
+ *
+ * grad_out    [B,T,D] (resample) f32|f64 — gradient of the output
+ * grad_values [B,S,D] same dtype as grad_out, overwritten with the transpose
+ *             of the interpolation applied to grad_out (scatter of weights).
+ * Other arguments as in resample. Supported for LINEAR, NEAREST, PREVIOUS,
+ * NEXT (the output is linear in the values); SLERP -> INVALID_ARGUMENT.
+ * Targets with EXTRAP_FILL outside the range, and padded targets, contribute
+ * nothing. Deterministic (no float atomics).
+ * ------------------------------------------------------------------------- */
+ROBOCACHE_API robocache_status robocache_resample_backward(
+    robocache_ctx *ctx, const robocache_tensor *grad_out, const robocache_tensor *times,
+    const robocache_tensor *lengths, const robocache_tensor *target_times,
+    const robocache_tensor *target_lengths, const robocache_interp_options *options,
+    robocache_tensor *grad_values);
+
+/* ---------------------------------------------------------------------------
+ * Target-grid helpers (CPU, int64 ns times).
+ * ------------------------------------------------------------------------- */
+typedef enum robocache_span {
+  ROBOCACHE_SPAN_OVERLAP = 0, /* latest first sample .. earliest last sample */
+  ROBOCACHE_SPAN_UNION = 1    /* earliest first sample .. latest last sample */
+} robocache_span;
+
+/* Per-row time span of K streams (times i64 ns on the CPU; lengths and
+ * time_offset_ns applied). start_ns, end_ns: arrays of B.
+ * INVALID_ARGUMENT when a row has no overlap (message names the row). */
+ROBOCACHE_API robocache_status robocache_streams_span(robocache_ctx *ctx,
+                                                      const robocache_stream *streams,
+                                                      int32_t num_streams, int32_t span,
+                                                      int64_t *start_ns, int64_t *end_ns);
+
+/* Number of points of the uniform grid t_i = start_ns + llround(i * 1e9 /
+ * rate_hz), i = 0.., t_i <= end_ns. 0 when end_ns < start_ns or rate_hz is
+ * not a positive finite number. */
+ROBOCACHE_API int64_t robocache_uniform_grid_count(int64_t start_ns, int64_t end_ns,
+                                                   double rate_hz);
+/* Writes the grid above into out[0..count) (count from
+ * robocache_uniform_grid_count). capacity < count -> CAPACITY_EXCEEDED. */
+ROBOCACHE_API robocache_status robocache_uniform_grid(robocache_ctx *ctx, int64_t start_ns,
+                                                      int64_t end_ns, double rate_hz,
+                                                      int64_t *out, int64_t capacity);
+
+/* ---------------------------------------------------------------------------
+ * Voxelization (DESIGN §1.3). Declarations below are owned by the voxelize
+ * work; see docs/voxelize.md.
+ * ------------------------------------------------------------------------- */
+/* @@VOXELIZE-BEGIN@@ */
+/* @@VOXELIZE-END@@ */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ROBOCACHE_H */
