@@ -288,6 +288,144 @@ ROBOCACHE_API robocache_status robocache_uniform_grid(robocache_ctx *ctx, int64_
  * work; see docs/voxelize.md.
  * ------------------------------------------------------------------------- */
 /* @@VOXELIZE-BEGIN@@ */
+/*
+ * Common conventions of the voxelization calls (DESIGN §1.3; names as in
+ * mmdet3d / OpenPCDet):
+ *
+ * points            [N,C] f32 (any strides), C >= 3: x, y, z (metres), then
+ *                   feature columns (intensity, ring, ...). CPU or CUDA.
+ * offsets           [B+1] i64 or NULL: a batch is the points of B clouds
+ *                   concatenated; cloud b is rows offsets[b]..offsets[b+1]-1.
+ *                   offsets[0] == 0, non-decreasing, offsets[B] == N. NULL
+ *                   means one cloud (B = 1). On the device of points.
+ * voxel_size        float[3] (vx, vy, vz) in metres, host memory, each > 0
+ *                   and finite.
+ * point_cloud_range float[6] (xmin, ymin, zmin, xmax, ymax, zmax) in metres,
+ *                   host memory, min < max.
+ * grid              per axis round((max - min) / size), computed in f32;
+ *                   robocache_voxel_grid_size gives it.
+ * voxel index       floor((p - min) / size) per axis, computed in f32 (as the
+ *                   mmcv / spconv kernels); a point is in range when its index
+ *                   lies in [0, grid) on every axis. Points whose x, y or z is
+ *                   NaN or +-inf are dropped and counted (feature columns are
+ *                   not checked); finite points out of range are dropped and
+ *                   counted.
+ * stats             robocache_voxel_stats * (host) or NULL; totals over the
+ *                   whole batch, filled on success (and on CAPACITY_EXCEEDED).
+ *
+ * Sums and means are accumulated in f64, per voxel, in input order, and
+ * rounded to f32 once, so every backend gives bitwise the same result run to
+ * run (numpy.bincount with weights computes exactly this).
+ *
+ * Errors of every call: INVALID_ARGUMENT (shapes, bad offsets, voxel_size or
+ * range, grid too large), UNSUPPORTED_DTYPE, DEVICE_MISMATCH (tensors on
+ * different devices), UNSUPPORTED_DEVICE (CUDA tensors, CPU-only build),
+ * OUT_OF_MEMORY, CUDA_ERROR. On error the outputs are unspecified.
+ */
+typedef enum robocache_voxel_mode {
+  ROBOCACHE_VOXEL_COUNT = 0,     /* number of points per voxel (F = 1) */
+  ROBOCACHE_VOXEL_OCCUPANCY = 1, /* 1 where a voxel holds a point, else 0 (F = 1) */
+  ROBOCACHE_VOXEL_SUM = 2,       /* sum of the feature columns */
+  ROBOCACHE_VOXEL_MEAN = 3,      /* mean of the feature columns */
+  ROBOCACHE_VOXEL_MAX = 4        /* maximum of the feature columns */
+} robocache_voxel_mode;
+
+/* Counts of one voxelization call, summed over the batch. */
+typedef struct robocache_voxel_stats {
+  int64_t points_in;                 /* N */
+  int64_t points_in_range;           /* finite and inside point_cloud_range */
+  int64_t points_dropped_range;      /* finite but outside point_cloud_range */
+  int64_t points_dropped_nonfinite;  /* x, y or z NaN or infinite */
+  int64_t voxels_nonempty;           /* distinct voxels holding an in-range
+                                        point (before max_voxels) */
+  int64_t points_dropped_max_points; /* hard: points of kept voxels past
+                                        max_points_per_voxel */
+  int64_t voxels_dropped_max_voxels; /* hard: voxels past max_voxels */
+  int64_t points_dropped_max_voxels; /* hard: in-range points of those voxels */
+} robocache_voxel_stats;
+
+/* Grid size (x, y, z) = round((max - min) / size) per axis in f32; checks
+ * voxel_size and point_cloud_range. INVALID_ARGUMENT when a size is not > 0
+ * and finite, min >= max, or a grid axis is < 1 or X*Y*Z > 2^62. */
+ROBOCACHE_API robocache_status robocache_voxel_grid_size(robocache_ctx *ctx,
+                                                         const float voxel_size[3],
+                                                         const float point_cloud_range[6],
+                                                         int64_t grid_xyz[3]);
+
+/* Dense voxelization (DESIGN §1.3 "dense").
+ *
+ * out [B,F,Z,Y,X] (channels first, x fastest; Z,Y,X = grid; C-contiguous):
+ *   COUNT      F = 1, i32 or f32
+ *   OCCUPANCY  F = 1, u8 or f32
+ *   SUM, MEAN, MAX  F = C - 3 (the feature columns, in order), f32; when
+ *              C == 3, F = 3 and the features are x, y, z.
+ * Empty voxels are 0 in every mode (MAX too: use OCCUPANCY to tell an empty
+ * voxel from a maximum of 0). MAX keeps the first point's value unless a
+ * later one is strictly greater. Anchors: numpy.bincount (COUNT, SUM, MEAN),
+ * numpy.maximum.at (MAX). stats->voxels_nonempty counts the non-empty
+ * voxels; the max_points / max_voxels counters are 0. */
+ROBOCACHE_API robocache_status robocache_voxelize(robocache_ctx *ctx,
+                                                  const robocache_tensor *points,
+                                                  const robocache_tensor *offsets,
+                                                  const float voxel_size[3],
+                                                  const float point_cloud_range[6],
+                                                  int32_t mode, robocache_tensor *out,
+                                                  robocache_voxel_stats *stats);
+
+/* Hard voxelization, as mmcv hard voxelization in deterministic mode (the
+ * input of PointPillars / SECOND / CenterPoint), per cloud:
+ * voxels are numbered in the order of their first in-range point; each keeps
+ * its first max_points_per_voxel points in input order (later ones dropped);
+ * voxels numbered >= max_voxels are dropped with all their points. The result
+ * is bitwise identical across runs and backends.
+ *
+ * max_points_per_voxel P >= 1, max_voxels M >= 1 (capacity per cloud).
+ * voxels     [B*M,P,C] f32: rows b*M .. b*M+num_voxels[b]-1 hold cloud b's
+ *            voxels; point slots past num_points are 0; padding rows are 0.
+ * coords     [B*M,4] i32: (batch b, z, y, x) voxel index; padding rows -1.
+ * num_points [B*M] i32: points stored in the voxel (1..P); padding rows 0.
+ * num_voxels [B] i32: voxels kept per cloud (<= M).
+ * All outputs C-contiguous, on the device of points. */
+ROBOCACHE_API robocache_status robocache_voxelize_hard(
+    robocache_ctx *ctx, const robocache_tensor *points, const robocache_tensor *offsets,
+    const float voxel_size[3], const float point_cloud_range[6], int32_t max_points_per_voxel,
+    int32_t max_voxels, robocache_tensor *voxels, robocache_tensor *coords,
+    robocache_tensor *num_points, robocache_tensor *num_voxels, robocache_voxel_stats *stats);
+
+/* Voxel-grid downsampling: one point per non-empty voxel, the mean of all C
+ * columns of its points (f64 sum in input order / count, rounded to f32),
+ * clouds and points in order of first appearance (as PCL VoxelGrid / Open3D
+ * voxel_down_sample, whose output order differs).
+ *
+ * point_cloud_range  float[6] or NULL. NULL: PCL VoxelGrid voxels: index
+ *            floor(p * (1 / leaf)) per axis in f32, the grid starting at the
+ *            cloud's minimum (finite points), no range check.
+ * out        [capacity,C] f32 C-contiguous; capacity N always suffices.
+ * out_offsets [B+1] i64: output cloud b is rows out_offsets[b] ..
+ *            out_offsets[b+1]-1 (written).
+ * CAPACITY_EXCEEDED when capacity < the number of non-empty voxels (then
+ * stats->voxels_nonempty holds the number needed). INVALID_ARGUMENT also when
+ * a cloud's extent / leaf needs more than 2^62 voxels. */
+ROBOCACHE_API robocache_status robocache_voxel_downsample(
+    robocache_ctx *ctx, const robocache_tensor *points, const robocache_tensor *offsets,
+    const float voxel_size[3], const float *point_cloud_range, robocache_tensor *out,
+    robocache_tensor *out_offsets, robocache_voxel_stats *stats);
+
+/* Standard configurations (values of the mmdet3d / OpenPCDet configs). */
+typedef struct robocache_voxel_preset {
+  const char *name;             /* "second-kitti", "pointpillars-kitti", ... */
+  float voxel_size[3];          /* metres */
+  float point_cloud_range[6];   /* metres */
+  int32_t max_points_per_voxel; /* P */
+  int32_t max_voxels_train;     /* M for training */
+  int32_t max_voxels_test;      /* M for inference */
+} robocache_voxel_preset;
+
+/* Preset i (0-based) of the built-in table, or NULL past the end:
+ * second-kitti, pointpillars-kitti, centerpoint-nus. */
+ROBOCACHE_API const robocache_voxel_preset *robocache_voxel_preset_at(int32_t i);
+/* The preset named `name`, or NULL when there is none. */
+ROBOCACHE_API const robocache_voxel_preset *robocache_voxel_preset_find(const char *name);
 /* @@VOXELIZE-END@@ */
 
 #ifdef __cplusplus

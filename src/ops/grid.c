@@ -8,6 +8,7 @@
 int64_t robocache_uniform_grid_count(int64_t start_ns, int64_t end_ns, double rate_hz) {
   if (!(rate_hz > 0) || !isfinite(rate_hz) || end_ns < start_ns) return 0;
   double period = 1e9 / rate_hz;
+  if (period > (double)(end_ns - start_ns)) return 1; /* only start; avoids llround overflow */
   int64_t n = (int64_t)floor((double)(end_ns - start_ns) / period) + 1;
   /* floor in double may be off by one at the edge: fix with the exact rule */
   while (n > 1 && start_ns + llround((double)(n - 1) * period) > end_ns) n--;

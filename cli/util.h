@@ -1,0 +1,28 @@
+/* Small helpers shared by the subcommands. */
+#ifndef ROBOCACHE_CLI_UTIL_H
+#define ROBOCACHE_CLI_UTIL_H
+
+#include "robocache.h"
+
+/* Prints "robocache CMD: MESSAGE\n" on stderr. */
+void rc_cli_error(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Prints a usage error and the hint to run --help; returns RC_EXIT_USAGE. */
+int rc_cli_usage_error(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* RC_EXIT_IO for IO_ERROR, RC_EXIT_DATA for any other failure, else 0. */
+int rc_cli_exit_code(robocache_status s);
+
+/* "robocache ARGV..." with arguments holding blanks or quotes single-quoted
+ * as a shell would need; malloc'd (NULL when out of memory). */
+char *rc_cli_command_line(int argc, char **argv);
+
+#endif

@@ -1,0 +1,28 @@
+"""robocache: resample and align multi-rate robot sensor streams, on CPU and
+CUDA, zero-copy through DLPack (PyTorch, NumPy, CuPy, JAX).
+
+    import robocache
+    out = robocache.resample(values, times, target_times, method="linear")
+    out, valid = robocache.align([robocache.Stream(imu, t_imu, name="imu"),
+                                  robocache.Stream(quat, t_gt, method="slerp")],
+                                 target_times)
+
+int64 times are nanoseconds, float times seconds. See docs/python.md.
+"""
+
+from . import _C
+from ._version import __version__
+
+if _C.version() != __version__:
+    raise ImportError(
+        f"robocache: the Python package is version {__version__} but its C extension "
+        f"{_C.__file__} was built from robocache {_C.version()}; rebuild and reinstall "
+        "it (pip install .)")
+
+from ._api import Stream, align, resample, uniform_grid  # noqa: E402
+
+RobocacheError = _C.RobocacheError
+has_cuda = _C.has_cuda
+
+__all__ = ["RobocacheError", "Stream", "__version__", "align", "has_cuda", "resample",
+           "uniform_grid"]

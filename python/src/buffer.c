@@ -1,0 +1,174 @@
+/* DLPack export: robocache._C.Buffer, a C-contiguous CPU buffer that
+ * robocache allocates for an output and hands to the caller's framework
+ * (numpy.from_dlpack, torch.from_dlpack, ...). It can be exported once;
+ * afterwards the consumer owns the memory and frees it through the deleter,
+ * which needs no GIL. */
+#include "binding.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct rcpy_block {
+  rcdl_managed_versioned mv; /* exported when the consumer asks for >= 1.0 */
+  rcdl_managed ml;           /* exported otherwise */
+  int64_t shape[ROBOCACHE_MAX_DIMS];
+  int64_t strides[ROBOCACHE_MAX_DIMS];
+  void *data;
+} rcpy_block;
+
+typedef struct rcpy_buffer {
+  PyObject_HEAD rcpy_block *block; /* NULL once exported */
+} rcpy_buffer;
+
+static void block_free(rcpy_block *b) {
+  free(b->data);
+  free(b);
+}
+static void delete_versioned(rcdl_managed_versioned *m) { block_free(m->manager_ctx); }
+static void delete_legacy(rcdl_managed *m) { block_free(m->manager_ctx); }
+
+/* Capsule destructors: free the block only when nobody consumed it. */
+static void capsule_versioned_free(PyObject *cap) {
+  const char *name = PyCapsule_GetName(cap);
+  if (name && strcmp(name, "dltensor_versioned") == 0) {
+    rcdl_managed_versioned *m = PyCapsule_GetPointer(cap, name);
+    if (m) m->deleter(m);
+  }
+  PyErr_Clear();
+}
+static void capsule_legacy_free(PyObject *cap) {
+  const char *name = PyCapsule_GetName(cap);
+  if (name && strcmp(name, "dltensor") == 0) {
+    rcdl_managed *m = PyCapsule_GetPointer(cap, name);
+    if (m) m->deleter(m);
+  }
+  PyErr_Clear();
+}
+
+static rcdl_dtype dl_dtype(int32_t dtype) {
+  rcdl_dtype d = {RCDL_FLOAT, 32, 1};
+  switch (dtype) {
+  case ROBOCACHE_DTYPE_F64: d.bits = 64; break;
+  case ROBOCACHE_DTYPE_F16: d.bits = 16; break;
+  case ROBOCACHE_DTYPE_BF16: d.code = RCDL_BFLOAT, d.bits = 16; break;
+  case ROBOCACHE_DTYPE_I64: d.code = RCDL_INT, d.bits = 64; break;
+  case ROBOCACHE_DTYPE_I32: d.code = RCDL_INT, d.bits = 32; break;
+  case ROBOCACHE_DTYPE_U8: d.code = RCDL_UINT, d.bits = 8; break;
+  case RCPY_DTYPE_BOOL: d.code = RCDL_BOOL, d.bits = 8; break;
+  default: break;
+  }
+  return d;
+}
+
+PyObject *rcpy_buffer_new(int32_t dtype, int ndim, const int64_t *shape, rcpy_tensor *view) {
+  int32_t lib_dtype = dtype == RCPY_DTYPE_BOOL ? ROBOCACHE_DTYPE_U8 : dtype;
+  size_t bytes = robocache_dtype_size((robocache_dtype)lib_dtype);
+  for (int i = 0; i < ndim; i++) bytes *= (size_t)shape[i];
+  bytes = (bytes + 63) / 64 * 64;
+  rcpy_block *b = calloc(1, sizeof *b);
+  void *data = aligned_alloc(64, bytes ? bytes : 64);
+  rcpy_buffer *self = b && data ? PyObject_New(rcpy_buffer, &rcpy_buffer_type) : NULL;
+  if (!self) {
+    free(b);
+    free(data);
+    return PyErr_Occurred() ? NULL : PyErr_NoMemory();
+  }
+  b->data = data;
+  int64_t stride = 1;
+  for (int i = ndim - 1; i >= 0; i--) {
+    b->shape[i] = shape[i];
+    b->strides[i] = stride;
+    stride *= shape[i];
+  }
+  rcdl_tensor dl = {.data = data,
+                    .device = {RCDL_CPU, 0},
+                    .ndim = ndim,
+                    .dtype = dl_dtype(dtype),
+                    .shape = b->shape,
+                    .strides = b->strides,
+                    .byte_offset = 0};
+  b->mv = (rcdl_managed_versioned){.version = {RCDL_MAJOR, RCDL_MINOR},
+                                   .manager_ctx = b,
+                                   .deleter = delete_versioned,
+                                   .flags = 0,
+                                   .dl_tensor = dl};
+  b->ml = (rcdl_managed){.dl_tensor = dl, .manager_ctx = b, .deleter = delete_legacy};
+  self->block = b;
+  memset(view, 0, sizeof *view);
+  memcpy(view->shape, b->shape, sizeof b->shape);
+  memcpy(view->strides, b->strides, sizeof b->strides);
+  view->t = (robocache_tensor){.data = data,
+                               .device_type = ROBOCACHE_DEVICE_CPU,
+                               .device_id = 0,
+                               .dtype = lib_dtype,
+                               .ndim = ndim,
+                               .shape = view->shape,
+                               .strides = view->strides};
+  return (PyObject *)self;
+}
+
+static void buffer_dealloc(rcpy_buffer *self) {
+  if (self->block) block_free(self->block);
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* __dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None) */
+static PyObject *buffer_dlpack(rcpy_buffer *self, PyObject *args, PyObject *kwargs) {
+  static char *kw[] = {"stream", "max_version", "dl_device", "copy", NULL};
+  PyObject *stream = Py_None, *max_version = Py_None, *dl_device = Py_None, *copy = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOOO:__dlpack__", kw, &stream,
+                                   &max_version, &dl_device, &copy))
+    return NULL;
+  if (!self->block) {
+    PyErr_SetString(PyExc_BufferError,
+                    "robocache Buffer was already exported: it can be consumed once");
+    return NULL;
+  }
+  if (stream != Py_None) {
+    PyErr_SetString(PyExc_BufferError, "robocache Buffer is on the CPU: stream must be None");
+    return NULL;
+  }
+  if (dl_device != Py_None) {
+    int type = -1, id = -1;
+    if (!PyArg_ParseTuple(dl_device, "ii", &type, &id)) return NULL;
+    if (type != RCDL_CPU) {
+      PyErr_Format(PyExc_BufferError,
+                   "robocache Buffer is on the CPU; cannot export to device type %d", type);
+      return NULL;
+    }
+  }
+  int versioned = 0;
+  if (max_version != Py_None) {
+    unsigned major = 0, minor = 0;
+    if (!PyArg_ParseTuple(max_version, "II", &major, &minor)) return NULL;
+    versioned = major >= RCDL_MAJOR;
+  }
+  rcpy_block *b = self->block;
+  PyObject *cap = versioned
+                      ? PyCapsule_New(&b->mv, "dltensor_versioned", capsule_versioned_free)
+                      : PyCapsule_New(&b->ml, "dltensor", capsule_legacy_free);
+  if (cap) self->block = NULL;
+  return cap;
+}
+
+static PyObject *buffer_dlpack_device(rcpy_buffer *self, PyObject *unused) {
+  (void)self;
+  (void)unused;
+  return Py_BuildValue("(ii)", RCDL_CPU, 0);
+}
+
+static PyMethodDef buffer_methods[] = {
+    {"__dlpack__", (PyCFunction)(void (*)(void))buffer_dlpack, METH_VARARGS | METH_KEYWORDS,
+     "Exports the buffer once as a DLPack capsule (versioned when max_version >= (1, 0))."},
+    {"__dlpack_device__", (PyCFunction)buffer_dlpack_device, METH_NOARGS,
+     "(1, 0): the buffer lives in CPU memory."},
+    {NULL, NULL, 0, NULL}};
+
+PyTypeObject rcpy_buffer_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "robocache._C.Buffer",
+    .tp_basicsize = sizeof(rcpy_buffer),
+    .tp_dealloc = (destructor)buffer_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A CPU output buffer allocated by robocache, consumed once through DLPack.",
+    .tp_methods = buffer_methods,
+};

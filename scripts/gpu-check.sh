@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# GPU check in one command, on a machine with an NVIDIA GPU, nvcc, CMake,
+# ninja, cmocka and PyTorch (CUDA):
+#
+#   scripts/gpu-check.sh OUT_DIR
+#
+# Sections (each logged to OUT_DIR/gpu-check.log, a summary printed last):
+#   build      clean CMake build, CUDA on, HDF5 off, sm_90 only (for speed)
+#   ctest      the C tests labelled `cuda` (test_cuda_*)
+#   sanitizer  every test_cuda_* again under compute-sanitizer memcheck and
+#              racecheck
+#   python     pip install --no-build-isolation . (CUDA, sm_90), then the GPU
+#              pytest files tests/python/test_cuda_*.py
+#   bench      the GPU benchmarks in BENCHES, JSON written to OUT_DIR
+# To add a test or benchmark: name test_cuda_*.c / test_cuda_*.py (picked up
+# automatically) or append the script to BENCHES. Exit status 1 when any
+# section failed. Keep the whole run well under 10 minutes.
+set -u -o pipefail
+
+OUT=${1:?usage: scripts/gpu-check.sh OUT_DIR}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${BUILD:-/tmp/robocache-gpu-build}
+ARCH=${CUDA_ARCH:-90}
+PYTHON=${PYTHON:-python3}
+BENCHES=(bench/bench_gpu_align.py)
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+LOG="$OUT/gpu-check.log"
+: >"$LOG"
+cd "$ROOT"
+
+declare -a SUMMARY=()
+FAILED=0
+
+# step NAME TIMEOUT_S CMD...: runs CMD, appends its output to the log.
+step() {
+  local name=$1 limit=$2
+  shift 2
+  local t0=$SECONDS
+  echo "===== $name: $*" >>"$LOG"
+  if timeout "$limit" "$@" >>"$LOG" 2>&1; then
+    SUMMARY+=("ok      $name ($((SECONDS - t0)) s)")
+  else
+    local rc=$?
+    SUMMARY+=("FAILED  $name (exit $rc, $((SECONDS - t0)) s)")
+    echo "===== $name FAILED with exit $rc" >>"$LOG"
+    FAILED=1
+  fi
+}
+
+section_env() {
+  step env 60 bash -c 'nvidia-smi -L; nvcc --version | tail -2; cmake --version | head -1;
+    '"$PYTHON"' -c "import torch; print(\"torch\", torch.__version__, torch.cuda.get_device_name(0))"'
+}
+
+section_build() {
+  rm -rf "$BUILD"
+  step build-configure 120 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DROBOCACHE_WERROR=ON -DROBOCACHE_CUDA=ON -DROBOCACHE_HDF5=OFF \
+    -DCMAKE_CUDA_ARCHITECTURES="$ARCH"
+  step build 300 cmake --build "$BUILD" -j "$(nproc)"
+}
+
+section_ctest() {
+  step ctest-cuda 300 ctest --test-dir "$BUILD" -L cuda --output-on-failure
+}
+
+section_sanitizer() {
+  local exe
+  for exe in "$BUILD"/tests/c/test_cuda_*; do
+    [ -x "$exe" ] || continue
+    step "memcheck-$(basename "$exe")" 300 compute-sanitizer --tool memcheck \
+      --error-exitcode 1 "$exe"
+    step "racecheck-$(basename "$exe")" 300 compute-sanitizer --tool racecheck \
+      --error-exitcode 1 "$exe"
+  done
+}
+
+section_python() {
+  step pip-install 400 "$PYTHON" -m pip install --no-build-isolation --no-deps -q \
+    -C cmake.define.ROBOCACHE_CUDA=ON -C cmake.define.CMAKE_CUDA_ARCHITECTURES="$ARCH" .
+  local tests=(tests/python/test_cuda_*.py)
+  if [ -e "${tests[0]}" ]; then
+    # run from outside the source tree so that the installed package is imported
+    step pytest-cuda 300 bash -c "cd /tmp && $PYTHON -m pytest -q -p no:cacheprovider \
+      $(printf '%q ' "${tests[@]/#/$ROOT/}")"
+  fi
+}
+
+section_bench() {
+  local b
+  for b in "${BENCHES[@]}"; do
+    step "bench-$(basename "$b" .py)" 420 bash -c "cd /tmp && PYTHONUNBUFFERED=1 $PYTHON \
+      $(printf '%q' "$ROOT/$b") --out $(printf '%q' "$OUT")"
+  done
+}
+
+section_env
+section_build
+section_ctest
+section_sanitizer
+section_python
+section_bench
+
+# bench tables and failures at the end of the log are what a reader needs first
+grep -A40 '^device .*copy bandwidth' "$LOG" || true
+printf '%s\n' "${SUMMARY[@]}" | tee -a "$LOG"
+exit "$FAILED"

@@ -1,0 +1,61 @@
+/* Voxel index math shared by every voxelize backend (host + device,
+ * header-only). Follows the mmcv / spconv kernels: the index of a coordinate
+ * is floor((p - min) / size) computed in f32, in range when in [0, grid).
+ * PCL VoxelGrid indices (no range) are floor(p * inv_leaf) - floor(min *
+ * inv_leaf), in f32, as pcl::VoxelGrid::applyFilter computes them. */
+#ifndef ROBOCACHE_COMMON_VOXEL_H
+#define ROBOCACHE_COMMON_VOXEL_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "common/dtype.h"
+
+/* Classification of one point. */
+#define RC_VOXEL_IN 0        /* in range: key is valid */
+#define RC_VOXEL_RANGE 1     /* finite, outside point_cloud_range */
+#define RC_VOXEL_NONFINITE 2 /* x, y or z NaN or infinite */
+
+/* How the points of one cloud map to voxels. */
+typedef struct rc_voxel_keyer {
+  int pcl;           /* 0: point_cloud_range grid; 1: PCL VoxelGrid grid */
+  float lo[3];       /* range min (pcl: floor(min * inv_leaf) as f32) */
+  float size[3];     /* voxel_size (pcl: unused) */
+  float inv_leaf[3]; /* pcl: 1 / voxel_size in f32 */
+  int64_t grid[3];   /* x, y, z extents of the key space */
+} rc_voxel_keyer;
+
+/* Index on one axis of the point_cloud_range grid; 0 when out of range. */
+RC_HD int rc_voxel_axis(float p, float lo, float size, int64_t grid, int64_t *idx) {
+  float c = floorf((p - lo) / size);
+  if (!(c >= 0.0f && c < (float)grid)) return 0;
+  *idx = (int64_t)c;
+  return 1;
+}
+
+/* Classifies point (x, y, z) and, when RC_VOXEL_IN, writes its voxel
+ * coordinates (ix, iy, iz) and linear key (iz * Y + iy) * X + ix. */
+RC_HD int rc_voxel_locate(const rc_voxel_keyer *k, float x, float y, float z, int64_t ijk[3],
+                          int64_t *key) {
+  if (!(isfinite(x) && isfinite(y) && isfinite(z))) return RC_VOXEL_NONFINITE;
+  const float p[3] = {x, y, z};
+  for (int a = 0; a < 3; a++) {
+    if (k->pcl) {
+      ijk[a] = (int64_t)(floorf(p[a] * k->inv_leaf[a]) - k->lo[a]);
+    } else if (!rc_voxel_axis(p[a], k->lo[a], k->size[a], k->grid[a], &ijk[a])) {
+      return RC_VOXEL_RANGE;
+    }
+  }
+  *key = (ijk[2] * k->grid[1] + ijk[1]) * k->grid[0] + ijk[0];
+  return RC_VOXEL_IN;
+}
+
+/* The voxel coordinates (x, y, z) of a linear key. */
+RC_HD void rc_voxel_unkey(const rc_voxel_keyer *k, int64_t key, int64_t ijk[3]) {
+  ijk[0] = key % k->grid[0];
+  key /= k->grid[0];
+  ijk[1] = key % k->grid[1];
+  ijk[2] = key / k->grid[1];
+}
+
+#endif

@@ -1,0 +1,46 @@
+/* Host side shared by the CUDA forward and backward of align / resample:
+ * descriptors from a validated problem, and the begin / end of a call
+ * (device selection, checked mode, reading back and reporting errors). */
+#ifndef ROBOCACHE_CUDA_ALIGN_HOST_H
+#define ROBOCACHE_CUDA_ALIGN_HOST_H
+
+#include "cuda/align_kernels.cuh"
+
+extern "C" {
+#include "ops/align_problem.h"
+}
+
+/* One call of the CUDA backend. */
+struct rc_cuda_call {
+  rc_cuda_device_guard guard;
+  cudaStream_t stream;
+  rc_cuda_check_record *record; /* NULL: unchecked (stream being captured) */
+  void *scratch;                /* scratch_bytes of device workspace, or NULL */
+};
+
+/* Selects the tensors' device, decides checked / unchecked mode (unchecked
+ * exactly when the stream is being captured into a CUDA graph) and gets the
+ * workspace (record + scratch_bytes). On error nothing needs undoing. */
+robocache_status rc_cuda_call_begin(robocache_ctx *ctx, const rc_align_problem *p,
+                                    size_t scratch_bytes, rc_cuda_call *c);
+
+/* Ends a call whose launches returned `status`: in checked mode, and when
+ * status is OK, waits for the stream and turns a recorded data or
+ * EXTRAP_ERROR failure into the same INVALID_ARGUMENT message as the CPU
+ * path. Restores the device. */
+robocache_status rc_cuda_call_end(robocache_ctx *ctx, const rc_align_problem *p, rc_cuda_call *c,
+                                  robocache_status status);
+
+/* Stream k of p as a descriptor (block_begin, vec and group left 0). */
+rc_stream_desc rc_cuda_stream_desc(const rc_align_problem *p, int k);
+
+/* Target side of p, with the call's check record. */
+rc_target_desc rc_cuda_target_desc(const rc_align_problem *p, const rc_cuda_call *c);
+
+/* Smallest power of two >= x, clamped to 4..32: lanes per target. */
+int rc_cuda_group_size(int64_t x);
+
+/* ROBOCACHE_CUDA_ERROR from the last launch, if it failed. */
+robocache_status rc_cuda_launched(robocache_ctx *ctx, const char *kernel);
+
+#endif

@@ -1,0 +1,244 @@
+/* Device code shared by the CUDA forward and backward of align / resample:
+ * the per-stream descriptor passed by value to the kernels, the group search
+ * of a target's bracket, and the asynchronous data checks. Semantics come
+ * from src/common/interp.h (the same per-target math as the CPU backend).
+ *
+ * A "group" is G consecutive lanes of a warp (G a power of two, 4..32) that
+ * own one (row b, target t, stream k): all G lanes search the bracket
+ * together, then split the channels of the stream between them. */
+#ifndef ROBOCACHE_CUDA_ALIGN_KERNELS_CUH
+#define ROBOCACHE_CUDA_ALIGN_KERNELS_CUH
+
+#include "common/interp.h"
+#include "cuda/cuda_ctx.h"
+
+/* Streams handled by one kernel launch (descriptors travel as kernel
+ * parameters: no host-to-device copy, so calls can be captured in graphs).
+ * More streams are launched in chunks of this many. */
+#define RC_CUDA_MAX_STREAMS 16
+#define RC_CUDA_BLOCK 256
+
+/* One stream of a launch. Strides in elements. */
+struct rc_stream_desc {
+  const void *values;     /* [B,S,D] (forward) */
+  const void *times;      /* [B,S] */
+  const int64_t *lengths; /* [B] or NULL (= S) */
+  int64_t vs_b, vs_s, vs_d;
+  int64_t ts_b, ts_s;
+  int64_t ls;
+  int64_t S, D, col;
+  robocache_interp_options opt;
+  int32_t dtype;       /* values dtype */
+  int32_t vec;         /* channels per lane access (1: scalar, strided) */
+  int32_t group;       /* lanes per target */
+  int32_t block_begin; /* first block of this stream in the grid */
+};
+
+/* What every kernel of a launch shares: the targets and the check record. */
+struct rc_target_desc {
+  const void *times; /* target_times [B,T] */
+  int64_t ts_b, ts_s;
+  const int64_t *lengths; /* target_lengths [B] or NULL (= T) */
+  int64_t ls;
+  int64_t B, T;
+  int32_t time_dtype;
+  int32_t K_total;              /* streams of the whole call */
+  rc_cuda_check_record *record; /* NULL: unchecked (see docs/cuda.md) */
+};
+
+/* Times of one row, compared with a target: int64 ns exactly, float seconds
+ * in double (as rc_search_i64 / rc_search_f64). */
+template <int TIME_DTYPE> struct rc_row_times;
+
+template <> struct rc_row_times<ROBOCACHE_DTYPE_I64> {
+  typedef int64_t time_t;
+  const int64_t *t;
+  int64_t st, off;
+  __device__ __forceinline__ rc_row_times(const rc_stream_desc &s, int64_t b)
+      : t((const int64_t *)s.times + b * s.ts_b), st(s.ts_s), off(s.opt.time_offset_ns) {}
+  __device__ __forceinline__ int64_t at(int64_t i) const { return t[i * st] + off; }
+  __device__ __forceinline__ rc_bracket bracket(const robocache_interp_options *o, int64_t n,
+                                                int64_t x, int64_t i0) const {
+    return rc_bracket_at_i64(o, t, st, n, x, i0);
+  }
+  static __device__ __forceinline__ bool finite(int64_t) { return true; }
+};
+
+template <int TIME_DTYPE> struct rc_row_times_float {
+  typedef double time_t;
+  const void *t;
+  int64_t st;
+  double off;
+  __device__ __forceinline__ rc_row_times_float(const rc_stream_desc &s, int64_t b)
+      : t((const char *)s.times + b * s.ts_b * (TIME_DTYPE == ROBOCACHE_DTYPE_F64 ? 8 : 4)),
+        st(s.ts_s), off((double)s.opt.time_offset_ns * 1e-9) {}
+  __device__ __forceinline__ double at(int64_t i) const {
+    return rc_time_f64(TIME_DTYPE, t, st, i, off);
+  }
+  __device__ __forceinline__ rc_bracket bracket(const robocache_interp_options *o, int64_t n,
+                                                double x, int64_t i0) const {
+    return rc_bracket_at_f64(o, TIME_DTYPE, t, st, n, x, i0);
+  }
+  static __device__ __forceinline__ bool finite(double x) { return isfinite(x); }
+};
+template <> struct rc_row_times<ROBOCACHE_DTYPE_F64> : rc_row_times_float<ROBOCACHE_DTYPE_F64> {
+  using rc_row_times_float<ROBOCACHE_DTYPE_F64>::rc_row_times_float;
+};
+template <> struct rc_row_times<ROBOCACHE_DTYPE_F32> : rc_row_times_float<ROBOCACHE_DTYPE_F32> {
+  using rc_row_times_float<ROBOCACHE_DTYPE_F32>::rc_row_times_float;
+};
+
+/* Target time (b, t) in the unit of TIME_DTYPE. */
+template <int TIME_DTYPE>
+__device__ __forceinline__ typename rc_row_times<TIME_DTYPE>::time_t
+rc_target_time(const rc_target_desc &a, int64_t b, int64_t t) {
+  int64_t i = b * a.ts_b + t * a.ts_s;
+  if (TIME_DTYPE == ROBOCACHE_DTYPE_I64) return ((const int64_t *)a.times)[i];
+  return (typename rc_row_times<TIME_DTYPE>::time_t)rc_load_time_f64(TIME_DTYPE, a.times, i);
+}
+
+/* The lanes of the calling thread's group in its warp. */
+struct rc_group {
+  int G, lane, base;
+  unsigned mask;
+  __device__ __forceinline__ explicit rc_group(int g) : G(g) {
+    int wl = threadIdx.x & 31;
+    lane = wl & (g - 1);
+    base = wl & ~(g - 1);
+    mask = g == 32 ? 0xffffffffu : ((1u << g) - 1u) << base;
+  }
+  /* Number of leading lanes (0, 1, ...) whose pred is true, stopping at the
+   * first false one: the partition point even on unsorted data. */
+  __device__ __forceinline__ int leading(bool pred) const {
+    unsigned bits = (__ballot_sync(mask, pred) >> base) & (G == 32 ? 0xffffffffu : (1u << G) - 1u);
+    unsigned full = G == 32 ? 0xffffffffu : (1u << G) - 1u;
+    return bits == full ? G : __ffs(~bits) - 1;
+  }
+};
+
+/* i0 = largest i in [0,n) with time(i) <= x, or -1 (rc_search_i64 /
+ * rc_search_f64), found by the G lanes of the group together: first the two
+ * edges, then a window of G samples around the position that a uniform rate
+ * predicts (sensor streams are close to uniform, so this usually ends the
+ * search), then (G+1)-ary narrowing. The invariant time(lo) <= x < time(hi)
+ * (virtual ends -1, n) holds whatever the data, so indices stay in [-1, n). */
+template <class Row>
+__device__ __forceinline__ int64_t rc_group_search(const Row &row, int64_t n,
+                                                   typename Row::time_t x, const rc_group &g) {
+  int64_t lo = -1, hi = n;
+  if (n > g.G) {
+    typename Row::time_t first = row.at(0), last = row.at(n - 1);
+    if (!(first <= x)) return -1;
+    if (last <= x) return n - 1;
+    lo = 0;
+    hi = n - 1;
+    double guess = (double)(x - first) / (double)(last - first) * (double)(n - 1);
+    int64_t start = (guess >= 0.0 && guess < (double)n) ? (int64_t)guess - (g.G / 2 - 1) : 1;
+    if (start > hi - g.G) start = hi - g.G;
+    if (start < lo + 1) start = lo + 1;
+    if (hi - lo - 1 >= g.G) {
+      int c = g.leading(row.at(start + g.lane) <= x);
+      if (c > 0) lo = start + c - 1;
+      if (c < g.G) hi = start + c;
+    }
+  }
+  while (hi - lo > 1) {
+    int64_t span = hi - lo, m = span - 1;
+    int nv = m < g.G ? (int)m : g.G;
+    /* pivot j: consecutive samples when they all fit, else evenly spread */
+    int64_t pj = m <= g.G ? lo + 1 + g.lane : lo + (g.lane + 1) * span / (g.G + 1);
+    int c = g.leading(g.lane < nv && row.at(pj) <= x); /* 0..nv */
+    int64_t p_before = m <= g.G ? lo + c : lo + c * span / (g.G + 1);
+    int64_t p_at = m <= g.G ? lo + 1 + c : lo + (c + 1) * span / (g.G + 1);
+    if (c > 0) lo = p_before;
+    hi = c < nv ? p_at : hi;
+  }
+  return lo;
+}
+
+/* Valid samples of row b (lengths[b], or S); 0 when lengths[b] is outside
+ * 1..S (bad data: the target is then marked invalid, nothing is read). */
+__device__ __forceinline__ int64_t rc_row_length(const rc_stream_desc &s, int64_t b) {
+  if (!s.lengths) return s.S;
+  int64_t n = s.lengths[b * s.ls];
+  return n >= 1 && n <= s.S ? n : 0;
+}
+
+/* Valid targets of row b, clamped to 0..T. */
+__device__ __forceinline__ int64_t rc_target_count(const rc_target_desc &a, int64_t b) {
+  if (!a.lengths) return a.T;
+  int64_t n = a.lengths[b * a.ls];
+  return n < 0 ? 0 : n > a.T ? a.T : n;
+}
+
+/* Extra mode for a target of a row whose data is unusable (length out of
+ * range, non-finite target time, decreasing extrapolation pair) or an
+ * EXTRAP_ERROR target: NaN in every channel, valid 0. */
+#define RC_TGT_POISON 5
+
+/* What target (b, t) of stream s gets: rc_target_decide on the group's
+ * bracket, with the local safety checks above; EXTRAP_ERROR targets are
+ * recorded in a.record (min key = first in row-major [B,T,K] order). */
+template <int TIME_DTYPE>
+__device__ __forceinline__ rc_target rc_group_target(const rc_target_desc &a,
+                                                     const rc_stream_desc &s, int k, int64_t b,
+                                                     int64_t t, const rc_group &g) {
+  if (t >= rc_target_count(a, b)) return rc_target_padded();
+  rc_target poison = rc_target_none(RC_TGT_POISON, 0, RC_TERR_NONE);
+  int64_t n = rc_row_length(s, b);
+  typedef rc_row_times<TIME_DTYPE> Row;
+  typename Row::time_t x = rc_target_time<TIME_DTYPE>(a, b, t);
+  if (n == 0 || !Row::finite(x)) return poison;
+  Row row(s, b);
+  int64_t i0 = rc_group_search(row, n, x, g);
+  rc_target r = rc_target_decide(&s.opt, row.bracket(&s.opt, n, x, i0));
+  if (r.mode == RC_TGT_INTERP && !(row.at(r.i0) < row.at(r.i1))) return poison;
+  if (r.mode == RC_TGT_ERROR) {
+    if (a.record && g.lane == 0)
+      atomicMin(&a.record->target_key,
+                (unsigned long long)(((b * a.T + t) * a.K_total + k) * 4 + r.err));
+    return poison;
+  }
+  return r;
+}
+
+/* Data checks of DESIGN §1.1 on the device (the CPU path does them in
+ * src/ops/align_check.c): lengths in 1..S, times strictly increasing and
+ * finite within each valid prefix; with `targets`, also target_lengths in
+ * 0..T and finite target times. Element e of the flat index space
+ * [streams' B*S_k ..., B*T] is checked by one thread; a failure sets
+ * record->data_bad (the host then finds the first error and its message). */
+template <int TIME_DTYPE>
+__device__ void rc_check_data(const rc_target_desc &a, const rc_stream_desc *streams, int K,
+                              bool targets, int64_t total) {
+  typedef rc_row_times<TIME_DTYPE> Row;
+  int64_t step = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += step) {
+    int64_t r = e;
+    bool bad = false;
+    int k = 0;
+    while (k < K && r >= a.B * streams[k].S) r -= a.B * streams[k].S, k++;
+    if (k < K) {
+      const rc_stream_desc &s = streams[k];
+      int64_t b = r / s.S, i = r % s.S;
+      int64_t n = s.lengths ? s.lengths[b * s.ls] : s.S;
+      if (n < 1 || n > s.S) {
+        bad = i == 0;
+      } else if (i < n) {
+        Row row(s, b);
+        typename Row::time_t ti = row.at(i);
+        bad = !Row::finite(ti) || (i > 0 && !(row.at(i - 1) < ti));
+      }
+    } else if (targets) {
+      int64_t b = r / a.T, t = r % a.T;
+      int64_t nt = a.lengths ? a.lengths[b * a.ls] : a.T;
+      if (nt < 0 || nt > a.T)
+        bad = t == 0;
+      else if (t < nt)
+        bad = !Row::finite(rc_target_time<TIME_DTYPE>(a, b, t));
+    }
+    if (bad) a.record->data_bad = 1u; /* every writer stores the same value */
+  }
+}
+
+#endif

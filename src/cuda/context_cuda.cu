@@ -1,0 +1,120 @@
+/* CUDA side of robocache_ctx: capability query, device selection, the device
+ * workspace (growth and release) and CUDA error messages. */
+#include "cuda/cuda_ctx.h"
+
+extern "C" int robocache_has_cuda(void) {
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError(); /* no driver / no device: not an error here */
+    return 0;
+  }
+  return n > 0;
+}
+
+robocache_status rc_cuda_error(robocache_ctx *ctx, cudaError_t e, const char *what) {
+  (void)cudaGetLastError(); /* clear a non-sticky error so later calls start clean */
+  return rc_error(ctx, ROBOCACHE_CUDA_ERROR, "%s: %s (%s)", what, cudaGetErrorString(e),
+                  cudaGetErrorName(e));
+}
+
+robocache_status rc_cuda_device_enter(robocache_ctx *ctx, int device, rc_cuda_device_guard *g) {
+  g->changed = 0;
+  RC_CUDA_TRY(ctx, cudaGetDevice(&g->previous));
+  if (g->previous != device) {
+    RC_CUDA_TRY(ctx, cudaSetDevice(device));
+    g->changed = 1;
+  }
+  return ROBOCACHE_OK;
+}
+
+void rc_cuda_device_restore(const rc_cuda_device_guard *g) {
+  if (g->changed) (void)cudaSetDevice(g->previous);
+}
+
+robocache_status rc_cuda_capturing(robocache_ctx *ctx, cudaStream_t stream, int *capturing) {
+  cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+  cudaError_t e = cudaStreamIsCapturing(stream, &st);
+  if (e == cudaErrorStreamCaptureImplicit) {
+    /* the legacy stream queried while another stream captures: treat as
+     * capturing (no synchronisation allowed). */
+    (void)cudaGetLastError();
+    *capturing = 1;
+    return ROBOCACHE_OK;
+  }
+  if (e != cudaSuccess) return rc_cuda_error(ctx, e, "cudaStreamIsCapturing");
+  *capturing = st != cudaStreamCaptureStatusNone;
+  return ROBOCACHE_OK;
+}
+
+static void release_workspace(robocache_ctx *c) {
+  if (!c->workspace) return;
+  int previous = 0;
+  if (cudaGetDevice(&previous) == cudaSuccess && previous != c->workspace_device &&
+      cudaSetDevice(c->workspace_device) == cudaSuccess) {
+    (void)cudaFree(c->workspace);
+    (void)cudaSetDevice(previous);
+  } else {
+    (void)cudaFree(c->workspace);
+  }
+  (void)cudaGetLastError();
+  c->workspace = NULL;
+  c->workspace_size = 0;
+}
+
+extern "C" void rc_cuda_ctx_release(robocache_ctx *ctx) {
+  if (ctx) release_workspace(ctx);
+}
+
+static const rc_cuda_check_record rc_record_clear = {~0ull, 0u, 0u};
+
+robocache_status rc_cuda_record_reset(robocache_ctx *ctx, rc_cuda_check_record *record) {
+  /* on the context's stream, completed before returning: not a hot path (workspace creation,
+   * or after an error) */
+  cudaStream_t stream = rc_cuda_stream(ctx);
+  RC_CUDA_TRY(ctx, cudaMemcpyAsync(record, &rc_record_clear, sizeof rc_record_clear,
+                                   cudaMemcpyHostToDevice, stream));
+  RC_CUDA_TRY(ctx, cudaStreamSynchronize(stream));
+  return ROBOCACHE_OK;
+}
+
+robocache_status rc_cuda_workspace(robocache_ctx *ctx, int device, size_t scratch_bytes,
+                                   rc_cuda_check_record **record, void **scratch) {
+  robocache_ctx *c = rc_ctx(ctx);
+  size_t need = RC_CUDA_HEADER + ((scratch_bytes + 255) & ~(size_t)255);
+  if (!c->workspace || c->workspace_device != device || c->workspace_size < need) {
+    int capturing = 0;
+    robocache_status s = rc_cuda_capturing(ctx, rc_cuda_stream(ctx), &capturing);
+    if (s != ROBOCACHE_OK) return s;
+    if (capturing)
+      return rc_error(ctx, ROBOCACHE_CUDA_ERROR,
+                      "the CUDA workspace must grow to %zu bytes, which cannot happen while the "
+                      "stream is captured into a CUDA graph: make the same call once before "
+                      "capturing",
+                      need);
+    /* grow geometrically so that a sequence of growing calls allocates rarely */
+    size_t size = c->workspace_device == device && c->workspace_size * 2 > need
+                      ? c->workspace_size * 2
+                      : need;
+    release_workspace(c);
+    void *p = NULL;
+    cudaError_t e = cudaMalloc(&p, size);
+    if (e == cudaErrorMemoryAllocation) {
+      (void)cudaGetLastError();
+      return rc_error(ctx, ROBOCACHE_OUT_OF_MEMORY,
+                      "CUDA workspace: cannot allocate %zu bytes on device %d", size, device);
+    }
+    if (e != cudaSuccess) return rc_cuda_error(ctx, e, "cudaMalloc (workspace)");
+    c->workspace = p;
+    c->workspace_size = size;
+    c->workspace_device = device;
+    s = rc_cuda_record_reset(ctx, (rc_cuda_check_record *)p);
+    if (s != ROBOCACHE_OK) {
+      release_workspace(c);
+      return s;
+    }
+  }
+  if (record) *record = (rc_cuda_check_record *)c->workspace;
+  if (scratch) *scratch = (char *)c->workspace + RC_CUDA_HEADER;
+  return ROBOCACHE_OK;
+}

@@ -1,0 +1,73 @@
+/* Helpers shared by the CUDA sources (the .cu files of src/cuda, C++ as compiled by
+ * nvcc): CUDA error -> robocache_status, device selection, the context's
+ * device workspace and the asynchronous data-check record.
+ *
+ * Workspace layout (rc_ctx(ctx)->workspace, on device workspace_device):
+ *   [0, RC_CUDA_HEADER)  rc_cuda_check_record, kept at its "no error" state
+ *                        between calls (see docs/cuda.md, "Data checks")
+ *   [RC_CUDA_HEADER, workspace_size)  scratch for one call
+ */
+#ifndef ROBOCACHE_CUDA_CTX_H
+#define ROBOCACHE_CUDA_CTX_H
+
+#include <cuda_runtime.h>
+
+extern "C" {
+#include "core/internal.h"
+}
+
+/* Written by kernels when a data check fails; reset to the "no error" state
+ * (target_key = ~0, data_bad = 0) when the workspace is created and after an
+ * error was read back. */
+struct rc_cuda_check_record {
+  unsigned long long target_key; /* min over EXTRAP_ERROR targets of
+                                    ((b * T + t) * K + k) * 4 + err */
+  unsigned int data_bad;         /* 1: lengths or times failed a check */
+  unsigned int pad;
+};
+
+#define RC_CUDA_HEADER 256
+
+/* ROBOCACHE_CUDA_ERROR "what: <cudaGetErrorString> (<cudaGetErrorName>)";
+ * also clears the runtime's last error. */
+robocache_status rc_cuda_error(robocache_ctx *ctx, cudaError_t e, const char *what);
+
+/* Returns from the calling function with ROBOCACHE_CUDA_ERROR when `call`
+ * fails. */
+#define RC_CUDA_TRY(ctx, call)                                                                     \
+  do {                                                                                             \
+    cudaError_t rc_e_ = (call);                                                                    \
+    if (rc_e_ != cudaSuccess) return rc_cuda_error((ctx), rc_e_, #call);                           \
+  } while (0)
+
+/* Makes `device` current for the duration of a call; restore with
+ * rc_cuda_device_restore. */
+struct rc_cuda_device_guard {
+  int previous;
+  int changed;
+};
+robocache_status rc_cuda_device_enter(robocache_ctx *ctx, int device, rc_cuda_device_guard *g);
+void rc_cuda_device_restore(const rc_cuda_device_guard *g);
+
+/* The context's stream. */
+static inline cudaStream_t rc_cuda_stream(robocache_ctx *ctx) {
+  return (cudaStream_t)rc_ctx(ctx)->cuda_stream;
+}
+
+/* 1 when work on `stream` is being captured into a CUDA graph (then no
+ * synchronisation, allocation or read-back may happen). */
+robocache_status rc_cuda_capturing(robocache_ctx *ctx, cudaStream_t stream, int *capturing);
+
+/* Ensures the workspace of ctx lives on `device` and has at least
+ * `scratch_bytes` of scratch after the header. Growing it allocates (never
+ * while capturing: then CUDA_ERROR asking for a call outside the capture
+ * first). *record and *scratch (either may be NULL) receive the header's
+ * check record and the scratch area. */
+robocache_status rc_cuda_workspace(robocache_ctx *ctx, int device, size_t scratch_bytes,
+                                   rc_cuda_check_record **record, void **scratch);
+
+/* Puts the check record of the workspace back to its "no error" state
+ * (synchronous; used after an error was read). */
+robocache_status rc_cuda_record_reset(robocache_ctx *ctx, rc_cuda_check_record *record);
+
+#endif

@@ -1,0 +1,204 @@
+/* Typed fields of the point-cloud readers: column assignment, conversion of
+ * records to float32 rows, dropping non-finite points, whole-file reads. */
+#include "pc_fields.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int supported(const rc_pc_field *f) {
+  if (f->type == 'F') return f->size == 4 || f->size == 8;
+  if (f->type == 'I' || f->type == 'U')
+    return f->size == 1 || f->size == 2 || f->size == 4 || f->size == 8;
+  return 0;
+}
+
+static robocache_status add_name(const char *path, rc_pointcloud *pc, const char *name,
+                                 rc_io_err *err) {
+  if (pc->cols >= RC_PC_MAX_COLS)
+    return rc_io_fail(err, ROBOCACHE_INVALID_ARGUMENT, "%s: more than %d columns", path,
+                      RC_PC_MAX_COLS);
+  snprintf(pc->names[pc->cols++], RC_PC_NAME_LEN, "%.*s", RC_PC_NAME_LEN - 1, name);
+  return ROBOCACHE_OK;
+}
+
+static int find_field(const rc_pc_field *fields, int nf, const char *name) {
+  for (int j = 0; j < nf; j++)
+    if (strcmp(fields[j].name, name) == 0) return j;
+  return -1;
+}
+
+robocache_status rc_pc_assign_columns(const char *path, rc_pc_field *fields, int nf,
+                                      rc_pointcloud *pc, rc_io_err *err) {
+  for (int j = 0; j < nf; j++) {
+    fields[j].col = -1;
+    fields[j].rgb = strcmp(fields[j].name, "rgb") == 0 || strcmp(fields[j].name, "rgba") == 0;
+    if (!supported(&fields[j]))
+      return rc_io_fail(err, ROBOCACHE_INVALID_ARGUMENT,
+                        "%s: field '%s': unsupported type %c size %d (supported: F 4/8, "
+                        "I 1/2/4/8, U 1/2/4/8)",
+                        path, fields[j].name, fields[j].type ? fields[j].type : '?',
+                        fields[j].size);
+    if (fields[j].count < 1)
+      return rc_io_fail(err, ROBOCACHE_INVALID_ARGUMENT, "%s: field '%s': count %d < 1", path,
+                        fields[j].name, fields[j].count);
+    if (fields[j].rgb && (fields[j].size != 4 || fields[j].count != 1))
+      return rc_io_fail(err, ROBOCACHE_INVALID_ARGUMENT,
+                        "%s: packed colour field '%s' must be one 4-byte value", path,
+                        fields[j].name);
+  }
+  pc->cols = 0;
+  static const char *const xyz[3] = {"x", "y", "z"};
+  for (int a = 0; a < 3; a++) {
+    int j = find_field(fields, nf, xyz[a]);
+    if (j < 0 || fields[j].count != 1)
+      return rc_io_fail(err, ROBOCACHE_INVALID_ARGUMENT,
+                        "%s: no scalar field '%s' (point clouds need x, y and z)", path, xyz[a]);
+    fields[j].col = a;
+    add_name(path, pc, xyz[a], err);
+  }
+  for (int j = 0; j < nf; j++) {
+    rc_pc_field *f = &fields[j];
+    if (f->col >= 0 || strcmp(f->name, "_") == 0) continue;
+    f->col = pc->cols;
+    robocache_status s = ROBOCACHE_OK;
+    if (f->rgb) {
+      s = add_name(path, pc, "r", err);
+      if (s == ROBOCACHE_OK) s = add_name(path, pc, "g", err);
+      if (s == ROBOCACHE_OK) s = add_name(path, pc, "b", err);
+    } else if (f->count == 1) {
+      s = add_name(path, pc, f->name, err);
+    } else {
+      for (int k = 0; k < f->count && s == ROBOCACHE_OK; k++) {
+        char name[RC_PC_NAME_LEN + 16];
+        snprintf(name, sizeof name, "%s_%d", f->name, k);
+        s = add_name(path, pc, name, err);
+      }
+    }
+    if (s != ROBOCACHE_OK) return s;
+  }
+  return ROBOCACHE_OK;
+}
+
+double rc_pc_load(const rc_pc_field *f, const unsigned char *p) {
+  if (f->rgb) {
+    uint32_t u;
+    memcpy(&u, p, 4);
+    return (double)u;
+  }
+  switch (f->type * 16 + f->size) {
+#define LOAD(T)                                                                                    \
+  {                                                                                                \
+    T v;                                                                                           \
+    memcpy(&v, p, sizeof v);                                                                       \
+    return (double)v;                                                                              \
+  }
+  case 'F' * 16 + 4: LOAD(float)
+  case 'F' * 16 + 8: LOAD(double)
+  case 'I' * 16 + 1: LOAD(int8_t)
+  case 'I' * 16 + 2: LOAD(int16_t)
+  case 'I' * 16 + 4: LOAD(int32_t)
+  case 'I' * 16 + 8: LOAD(int64_t)
+  case 'U' * 16 + 1: LOAD(uint8_t)
+  case 'U' * 16 + 2: LOAD(uint16_t)
+  case 'U' * 16 + 4: LOAD(uint32_t)
+  case 'U' * 16 + 8: LOAD(uint64_t)
+#undef LOAD
+  }
+  return 0.0;
+}
+
+void rc_pc_store(const rc_pc_field *f, const double *vals, float *row) {
+  if (f->col < 0) return;
+  if (f->rgb) {
+    uint32_t u = (uint32_t)vals[0];
+    row[f->col] = (float)((u >> 16) & 255u);
+    row[f->col + 1] = (float)((u >> 8) & 255u);
+    row[f->col + 2] = (float)(u & 255u);
+    return;
+  }
+  for (int k = 0; k < f->count; k++) row[f->col + k] = (float)vals[k];
+}
+
+robocache_status rc_pc_decode_binary(const char *path, const rc_pc_field *fields, int nf,
+                                     const unsigned char *const *base, const size_t *stride,
+                                     int64_t n, rc_pointcloud *pc, rc_io_err *err) {
+  pc->points = malloc((size_t)(n > 0 ? n : 1) * (size_t)pc->cols * sizeof(float));
+  if (!pc->points)
+    return rc_io_fail(err, ROBOCACHE_OUT_OF_MEMORY, "%s: out of memory for %lld points", path,
+                      (long long)n);
+  double vals[RC_PC_MAX_COLS];
+  for (int64_t i = 0; i < n; i++) {
+    float *row = pc->points + i * pc->cols;
+    for (int j = 0; j < nf; j++) {
+      const rc_pc_field *f = &fields[j];
+      if (f->col < 0) continue;
+      const unsigned char *p = base[j] + (size_t)i * stride[j];
+      for (int k = 0; k < f->count && k < RC_PC_MAX_COLS; k++)
+        vals[k] = rc_pc_load(f, p + (size_t)k * (size_t)f->size);
+      rc_pc_store(f, vals, row);
+    }
+  }
+  rc_pc_drop_nonfinite(pc, n);
+  return ROBOCACHE_OK;
+}
+
+void rc_pc_drop_nonfinite(rc_pointcloud *pc, int64_t n) {
+  int64_t kept = 0, C = pc->cols;
+  for (int64_t i = 0; i < n; i++) {
+    const float *row = pc->points + i * C;
+    if (!(isfinite(row[0]) && isfinite(row[1]) && isfinite(row[2]))) continue;
+    if (kept != i) memmove(pc->points + kept * C, row, (size_t)C * sizeof(float));
+    kept++;
+  }
+  pc->n = kept;
+  pc->points_in_file = n;
+  pc->dropped_nonfinite = n - kept;
+}
+
+robocache_status rc_pc_slurp(const char *path, unsigned char **buf, size_t *len, rc_io_err *err) {
+  *buf = NULL;
+  *len = 0;
+  FILE *fp = fopen(path, "rb");
+  if (!fp) return rc_io_fail(err, ROBOCACHE_IO_ERROR, "%s: cannot open: %s", path, strerror(errno));
+  size_t cap = 1 << 16, n = 0;
+  unsigned char *b = malloc(cap + 1);
+  while (b) {
+    n += fread(b + n, 1, cap - n, fp);
+    if (n < cap) break;
+    unsigned char *nb = realloc(b, 2 * cap + 1);
+    if (!nb) {
+      free(b);
+      b = NULL;
+      break;
+    }
+    b = nb;
+    cap *= 2;
+  }
+  int failed = ferror(fp);
+  fclose(fp);
+  if (!b) return rc_io_fail(err, ROBOCACHE_OUT_OF_MEMORY, "%s: out of memory", path);
+  if (failed) {
+    free(b);
+    return rc_io_fail(err, ROBOCACHE_IO_ERROR, "%s: read error", path);
+  }
+  b[n] = 0;
+  *buf = b;
+  *len = n;
+  return ROBOCACHE_OK;
+}
+
+int rc_pc_parse_number(const char **s, const char *end, double *x) {
+  const char *p = *s;
+  while (p < end && (*p == ' ' || *p == '\t' || *p == '\r')) p++;
+  if (p >= end || *p == '\n') return 0;
+  char *q;
+  errno = 0;
+  *x = strtod(p, &q);
+  if (q == p || (q < end && *q != ' ' && *q != '\t' && *q != '\r' && *q != '\n' && *q != 0))
+    return 0;
+  *s = q;
+  return 1;
+}

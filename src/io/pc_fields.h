@@ -1,0 +1,49 @@
+/* Internal to the point-cloud readers (pointcloud.c, pcd.c, ply.c): typed
+ * fields, conversion of records to float32 columns, whole-file reads. */
+#ifndef ROBOCACHE_IO_PC_FIELDS_H
+#define ROBOCACHE_IO_PC_FIELDS_H
+
+#include "pointcloud.h"
+
+#include <stddef.h>
+
+/* One field (PCD) or property (PLY) of a record. */
+typedef struct rc_pc_field {
+  char name[RC_PC_NAME_LEN];
+  char type; /* 'F' float, 'I' signed, 'U' unsigned */
+  int size;  /* bytes of one element: F 4/8, I/U 1/2/4/8 */
+  int count; /* elements */
+  int col;   /* first output column, -1 = skipped */
+  int rgb;   /* packed PCL colour -> columns r, g, b */
+} rc_pc_field;
+
+/* Checks type/size (INVALID_ARGUMENT "path: field 'name': unsupported type
+ * T size S"), then assigns output columns to fields[0..nf): x, y, z first,
+ * others in order; fills pc->cols and pc->names. */
+robocache_status rc_pc_assign_columns(const char *path, rc_pc_field *fields, int nf,
+                                      rc_pointcloud *pc, rc_io_err *err);
+
+/* Element k of a binary field at p (little-endian) as double. */
+double rc_pc_load(const rc_pc_field *f, const unsigned char *p);
+
+/* Writes the columns of field f for one point into row, from element values
+ * vals[0..count) (for rgb: the raw 32-bit pattern in vals[0]). */
+void rc_pc_store(const rc_pc_field *f, const double *vals, float *row);
+
+/* Decodes n binary records: field j of point i is at base[j] + i * stride[j]
+ * (+ k * size for element k). Allocates pc->points. */
+robocache_status rc_pc_decode_binary(const char *path, const rc_pc_field *fields, int nf,
+                                     const unsigned char *const *base, const size_t *stride,
+                                     int64_t n, rc_pointcloud *pc, rc_io_err *err);
+
+/* Drops rows with non-finite x, y or z; sets n, points_in_file,
+ * dropped_nonfinite. */
+void rc_pc_drop_nonfinite(rc_pointcloud *pc, int64_t n);
+
+/* Reads the whole file (a NUL byte appended, not counted in *len). */
+robocache_status rc_pc_slurp(const char *path, unsigned char **buf, size_t *len, rc_io_err *err);
+
+/* Parses one whitespace-separated number at *s, advancing *s; 0 on failure. */
+int rc_pc_parse_number(const char **s, const char *end, double *x);
+
+#endif

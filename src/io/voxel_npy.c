@@ -1,0 +1,109 @@
+/* .npy writer (NumPy format 1.0: magic, header length, a Python dict literal
+ * padded to 64 bytes, raw little-endian C-order data) and the temporary-file
+ * commit shared by the voxel writers; the HDF5 stub of builds without HDF5. */
+#define _POSIX_C_SOURCE 200809L
+#include "voxel_io.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+char *rc_io_temp_create(const char *path, rc_io_err *err) {
+  size_t n = strlen(path);
+  char *tmp = malloc(n + 12);
+  if (!tmp) {
+    rc_io_fail(err, ROBOCACHE_OUT_OF_MEMORY, "cannot write '%s': out of memory", path);
+    return NULL;
+  }
+  memcpy(tmp, path, n);
+  memcpy(tmp + n, ".tmp-XXXXXX", 12);
+  int fd = mkstemp(tmp);
+  if (fd < 0) {
+    rc_io_fail(err, ROBOCACHE_IO_ERROR, "cannot write '%s': %s", path, strerror(errno));
+    free(tmp);
+    return NULL;
+  }
+  mode_t mask = umask(0);
+  umask(mask);
+  fchmod(fd, 0666 & ~mask);
+  close(fd);
+  return tmp;
+}
+
+robocache_status rc_io_temp_commit(char *tmp, const char *path, int ok, rc_io_err *err) {
+  robocache_status s = ROBOCACHE_OK;
+  if (ok && rename(tmp, path) != 0)
+    s = rc_io_fail(err, ROBOCACHE_IO_ERROR, "cannot write '%s': rename from '%s' failed: %s", path,
+                   tmp, strerror(errno));
+  if (!ok || s != ROBOCACHE_OK) unlink(tmp);
+  free(tmp);
+  return s;
+}
+
+static const char *descr(int32_t dtype) {
+  switch (dtype) {
+  case ROBOCACHE_DTYPE_F32: return "<f4";
+  case ROBOCACHE_DTYPE_I32: return "<i4";
+  case ROBOCACHE_DTYPE_I64: return "<i8";
+  case ROBOCACHE_DTYPE_U8: return "|u1";
+  }
+  return NULL;
+}
+
+robocache_status rc_io_write_npy(const char *path, const rc_io_array *a, rc_io_err *err) {
+  const char *d = descr(a->dtype);
+  if (!d || a->ndim < 1 || a->ndim > 5)
+    return rc_io_fail(err, ROBOCACHE_INVALID_ARGUMENT,
+                      "cannot write '%s': .npy of dtype %s with %d dimensions not supported", path,
+                      robocache_dtype_name((robocache_dtype)a->dtype), (int)a->ndim);
+  char header[256];
+  int n = snprintf(header, sizeof header, "{'descr': '%s', 'fortran_order': False, 'shape': (", d);
+  size_t count = 1;
+  for (int i = 0; i < a->ndim; i++) {
+    n += snprintf(header + n, sizeof header - (size_t)n, "%lld,%s", (long long)a->shape[i],
+                  i + 1 < a->ndim ? " " : "");
+    count *= (size_t)a->shape[i];
+  }
+  n += snprintf(header + n, sizeof header - (size_t)n, "), }");
+  size_t total = 10 + (size_t)n + 1, pad = (64 - total % 64) % 64; /* + '\n' */
+  memset(header + n, ' ', pad);
+  header[n + (int)pad] = '\n';
+  uint16_t hlen = (uint16_t)((size_t)n + pad + 1);
+  char *tmp = rc_io_temp_create(path, err);
+  if (!tmp) return err ? err->status : ROBOCACHE_IO_ERROR;
+  FILE *f = fopen(tmp, "wb");
+  int ok = f != NULL;
+  if (ok) {
+    unsigned char pre[10] = {0x93,
+                             'N',
+                             'U',
+                             'M',
+                             'P',
+                             'Y',
+                             1,
+                             0,
+                             (unsigned char)(hlen & 255),
+                             (unsigned char)(hlen >> 8)};
+    size_t esize = robocache_dtype_size((robocache_dtype)a->dtype);
+    ok = fwrite(pre, 1, 10, f) == 10 && fwrite(header, 1, hlen, f) == hlen &&
+         (count == 0 || fwrite(a->data, esize, count, f) == count);
+    ok = (fclose(f) == 0) && ok;
+  }
+  if (!ok) {
+    rc_io_fail(err, ROBOCACHE_IO_ERROR, "cannot write '%s': %s", path, strerror(errno));
+    rc_io_temp_commit(tmp, path, 0, NULL);
+    return ROBOCACHE_IO_ERROR;
+  }
+  return rc_io_temp_commit(tmp, path, 1, err);
+}
+
+#ifndef ROBOCACHE_HAVE_HDF5
+robocache_status rc_io_write_voxels_hdf5(const rc_io_voxel_output *o, rc_io_err *err) {
+  return rc_io_fail(err, ROBOCACHE_IO_ERROR,
+                    "cannot write '%s': this robocache was built without HDF5 (write .npy)",
+                    o->path);
+}
+#endif

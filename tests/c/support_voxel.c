@@ -1,0 +1,113 @@
+/* Test helpers for the voxelize calls (support_voxel.h). */
+#include "support_voxel.h"
+
+#include <stdio.h>
+#include <string.h>
+
+rct_tensor *rcv_points(const float *data, int64_t n, int64_t c) {
+  rct_tensor *t = rct_make2(ROBOCACHE_DTYPE_F32, n, c);
+  if (n * c > 0) memcpy(t->t.data, data, (size_t)(n * c) * sizeof(float));
+  return t;
+}
+
+rct_tensor *rcv_offsets(const int64_t *off, int64_t B) {
+  rct_tensor *t = rct_make1(ROBOCACHE_DTYPE_I64, B + 1);
+  memcpy(t->t.data, off, (size_t)(B + 1) * sizeof(int64_t));
+  return t;
+}
+
+static robocache_ctx *make_ctx(rcv_run run) {
+  robocache_ctx *ctx = NULL;
+  assert_int_equal(robocache_ctx_create(&ctx), ROBOCACHE_OK);
+  robocache_ctx_set_force_reference(ctx, run.ref);
+  robocache_ctx_set_num_threads(ctx, run.threads);
+  return ctx;
+}
+
+static void finish(rcv_result *r, robocache_ctx *ctx, robocache_status s) {
+  r->status = s;
+  snprintf(r->message, sizeof r->message, "%s", robocache_ctx_error_message(ctx));
+  robocache_ctx_free(ctx);
+}
+
+static int64_t clouds(const rct_tensor *offsets) { return offsets ? offsets->shape[0] - 1 : 1; }
+
+rcv_result rcv_dense(const rct_tensor *points, const rct_tensor *offsets, rcv_grid g, int32_t mode,
+                     robocache_dtype dtype, rcv_run run) {
+  rcv_result r = {0};
+  robocache_ctx *ctx = make_ctx(run);
+  int64_t grid[3];
+  assert_int_equal(robocache_voxel_grid_size(ctx, g.voxel_size, g.range, grid), ROBOCACHE_OK);
+  int64_t C = points->shape[1];
+  int64_t F = mode <= ROBOCACHE_VOXEL_OCCUPANCY ? 1 : (C == 3 ? 3 : C - 3);
+  int64_t shape[5] = {clouds(offsets), F, grid[2], grid[1], grid[0]};
+  r.out = rct_make(dtype, 5, shape);
+  finish(&r, ctx,
+         robocache_voxelize(ctx, &points->t, offsets ? &offsets->t : NULL, g.voxel_size, g.range,
+                            mode, &r.out->t, &r.stats));
+  return r;
+}
+
+rcv_result rcv_hard(const rct_tensor *points, const rct_tensor *offsets, rcv_grid g, int32_t P,
+                    int32_t M, rcv_run run) {
+  rcv_result r = {0};
+  robocache_ctx *ctx = make_ctx(run);
+  int64_t B = clouds(offsets);
+  r.voxels = rct_make3(ROBOCACHE_DTYPE_F32, B * M, P, points->shape[1]);
+  r.coords = rct_make2(ROBOCACHE_DTYPE_I32, B * M, 4);
+  r.num_points = rct_make1(ROBOCACHE_DTYPE_I32, B * M);
+  r.num_voxels = rct_make1(ROBOCACHE_DTYPE_I32, B);
+  finish(&r, ctx,
+         robocache_voxelize_hard(ctx, &points->t, offsets ? &offsets->t : NULL, g.voxel_size,
+                                 g.range, P, M, &r.voxels->t, &r.coords->t, &r.num_points->t,
+                                 &r.num_voxels->t, &r.stats));
+  return r;
+}
+
+rcv_result rcv_downsample(const rct_tensor *points, const rct_tensor *offsets, rcv_grid g,
+                          int64_t capacity, rcv_run run) {
+  rcv_result r = {0};
+  robocache_ctx *ctx = make_ctx(run);
+  r.out = rct_make2(ROBOCACHE_DTYPE_F32, capacity, points->shape[1]);
+  r.out_offsets = rct_make1(ROBOCACHE_DTYPE_I64, clouds(offsets) + 1);
+  finish(&r, ctx,
+         robocache_voxel_downsample(ctx, &points->t, offsets ? &offsets->t : NULL, g.voxel_size,
+                                    g.range, &r.out->t, &r.out_offsets->t, &r.stats));
+  return r;
+}
+
+void rcv_free(rcv_result *r) {
+  rct_free(r->out);
+  rct_free(r->out_offsets);
+  rct_free(r->voxels);
+  rct_free(r->coords);
+  rct_free(r->num_points);
+  rct_free(r->num_voxels);
+  memset(r, 0, sizeof *r);
+}
+
+static void same_tensor(const rct_tensor *a, const rct_tensor *b, const char *what,
+                        const char *name) {
+  if (!a && !b) return;
+  assert_non_null(a);
+  assert_non_null(b);
+  char label[256];
+  snprintf(label, sizeof label, "%s: %s", what, name);
+  rct_assert_bits_equal(a, b, label);
+}
+
+void rcv_assert_same(const rcv_result *a, const rcv_result *b, const char *what) {
+  if (a->status != b->status)
+    fail_msg("%s: status %s vs %s (%s | %s)", what, robocache_status_name(a->status),
+             robocache_status_name(b->status), a->message, b->message);
+  if (memcmp(&a->stats, &b->stats, sizeof a->stats) != 0)
+    fail_msg("%s: stats differ (in range %lld vs %lld, voxels %lld vs %lld)", what,
+             (long long)a->stats.points_in_range, (long long)b->stats.points_in_range,
+             (long long)a->stats.voxels_nonempty, (long long)b->stats.voxels_nonempty);
+  same_tensor(a->out, b->out, what, "out");
+  same_tensor(a->out_offsets, b->out_offsets, what, "out_offsets");
+  same_tensor(a->voxels, b->voxels, what, "voxels");
+  same_tensor(a->coords, b->coords, what, "coords");
+  same_tensor(a->num_points, b->num_points, what, "num_points");
+  same_tensor(a->num_voxels, b->num_voxels, what, "num_voxels");
+}

@@ -1,0 +1,50 @@
+/* Test helpers for the voxelize calls: run robocache_voxelize /
+ * voxelize_hard / voxel_downsample on owned tensors with a fresh context
+ * (reference or optimised backend, a thread count) and keep the outputs. */
+#ifndef ROBOCACHE_TESTS_SUPPORT_VOXEL_H
+#define ROBOCACHE_TESTS_SUPPORT_VOXEL_H
+
+#include "support.h"
+
+/* Grid of a call: voxel_size and point_cloud_range (range may be NULL for
+ * a PCL-style downsample). */
+typedef struct rcv_grid {
+  float voxel_size[3];
+  const float *range; /* [6] or NULL */
+} rcv_grid;
+
+typedef struct rcv_run {
+  int ref;     /* 1: force the reference backend */
+  int threads; /* robocache_ctx_set_num_threads; 0 = all */
+} rcv_run;
+
+typedef struct rcv_result {
+  robocache_status status;
+  char message[512];
+  robocache_voxel_stats stats;
+  rct_tensor *out;         /* dense [B,F,Z,Y,X]; downsample [capacity,C] */
+  rct_tensor *out_offsets; /* downsample [B+1] */
+  rct_tensor *voxels, *coords, *num_points, *num_voxels; /* hard */
+} rcv_result;
+
+/* points [n, c] f32 from a row-major array (copied). */
+rct_tensor *rcv_points(const float *data, int64_t n, int64_t c);
+/* offsets [B+1] i64 from an array. */
+rct_tensor *rcv_offsets(const int64_t *off, int64_t B);
+
+/* Dense voxelization into a fresh out [B,F,Z,Y,X] of dtype. */
+rcv_result rcv_dense(const rct_tensor *points, const rct_tensor *offsets, rcv_grid g, int32_t mode,
+                     robocache_dtype dtype, rcv_run run);
+/* Hard voxelization with P, M. */
+rcv_result rcv_hard(const rct_tensor *points, const rct_tensor *offsets, rcv_grid g, int32_t P,
+                    int32_t M, rcv_run run);
+/* Downsample into out [capacity, C]. */
+rcv_result rcv_downsample(const rct_tensor *points, const rct_tensor *offsets, rcv_grid g,
+                          int64_t capacity, rcv_run run);
+void rcv_free(rcv_result *r);
+
+/* Fails unless both results have the same status, stats and bitwise equal
+ * outputs. */
+void rcv_assert_same(const rcv_result *a, const rcv_result *b, const char *what);
+
+#endif

@@ -1,0 +1,610 @@
+/* CUDA backend of resample / align / resample_backward against the
+ * reference backend (src/ref) run on CPU copies of the same random inputs:
+ * every method x extrapolate x values dtype x time dtype, ragged rows,
+ * targets exactly on samples (bit-exact), max_gap, tolerance, time_offset,
+ * strided inputs, align with K = 3 and K = 20 streams in one call, data
+ * errors and EXTRAP_ERROR (same messages as the CPU path), CUDA-graph
+ * capture on a non-default stream (unchecked mode), and the backward.
+ *
+ * Float bound (docs/cuda.md): with values in [-1, 1] and targets at most two
+ * edge intervals outside a row (|w| <= 3),
+ *   f32 arithmetic: |gpu - ref| <= 2e-6 + rtol(out) * |ref|, slerp 2e-5,
+ *   f64 arithmetic: |gpu - ref| <= 1e-12 + rtol(out) * |ref|,
+ * with rtol(out) = 2^-7 for bf16, 2^-10 for f16, 2^-23 for f32 out (one
+ * rounding of the output may fall on the other side), 0 for f64 out.
+ * valid and targets on samples: bit-exact. Exit 77 without a usable GPU. */
+#include "support.h"
+
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CU(call) assert_int_equal((int)(call), (int)cudaSuccess)
+
+/* ---- device copies ---------------------------------------------------------- */
+
+typedef struct dev_tensor {
+  robocache_tensor t;
+  int64_t shape[ROBOCACHE_MAX_DIMS], strides[ROBOCACHE_MAX_DIMS];
+  size_t nbytes;
+} dev_tensor;
+
+/* A device copy of h with the same shape and strides; NULL for NULL. */
+static dev_tensor *to_dev(const rct_tensor *h) {
+  if (!h) return NULL;
+  dev_tensor *d = calloc(1, sizeof *d);
+  assert_non_null(d);
+  d->t = h->t;
+  memcpy(d->shape, h->shape, sizeof d->shape);
+  memcpy(d->strides, h->strides, sizeof d->strides);
+  d->t.shape = d->shape;
+  d->t.strides = d->strides;
+  d->t.device_type = ROBOCACHE_DEVICE_CUDA;
+  d->t.device_id = 0;
+  d->nbytes = h->nbytes;
+  CU(cudaMalloc(&d->t.data, d->nbytes > 0 ? d->nbytes : 1));
+  CU(cudaMemcpy(d->t.data, h->t.data, d->nbytes, cudaMemcpyHostToDevice));
+  return d;
+}
+
+/* All bytes 0xFF: NaN in every float dtype, 255 in valid, so that an element
+ * the kernel does not write is caught. */
+static void poison(dev_tensor *d) {
+  if (d) CU(cudaMemset(d->t.data, 0xFF, d->nbytes));
+}
+
+static void from_dev(rct_tensor *h, const dev_tensor *d) {
+  if (d) CU(cudaMemcpy(h->t.data, d->t.data, d->nbytes, cudaMemcpyDeviceToHost));
+}
+
+static void dev_free(dev_tensor *d) {
+  if (!d) return;
+  CU(cudaFree(d->t.data));
+  free(d);
+}
+
+static const robocache_tensor *dv(const dev_tensor *d) { return d ? &d->t : NULL; }
+
+/* The device tensors of one resample call. */
+typedef struct dev_args {
+  dev_tensor *values, *times, *lengths, *target_times, *target_lengths, *out, *valid;
+} dev_args;
+
+static dev_args to_dev_args(const rct_resample_args *a) {
+  dev_args d = {to_dev(a->values),       to_dev(a->times),          to_dev(a->lengths),
+                to_dev(a->target_times), to_dev(a->target_lengths), to_dev(a->out),
+                to_dev(a->valid)};
+  poison(d.out);
+  poison(d.valid);
+  return d;
+}
+
+static void dev_args_free(dev_args *d) {
+  dev_free(d->values), dev_free(d->times), dev_free(d->lengths), dev_free(d->target_times);
+  dev_free(d->target_lengths), dev_free(d->out), dev_free(d->valid);
+}
+
+static robocache_status gpu_resample(robocache_ctx *ctx, const dev_args *d,
+                                     const robocache_interp_options *o) {
+  return robocache_resample(ctx, dv(d->values), dv(d->times), dv(d->lengths), dv(d->target_times),
+                            dv(d->target_lengths), o, (robocache_tensor *)dv(d->out),
+                            (robocache_tensor *)dv(d->valid));
+}
+
+static void free_args(rct_resample_args *a) {
+  rct_free(a->values), rct_free(a->times), rct_free(a->lengths), rct_free(a->target_times);
+  rct_free(a->target_lengths), rct_free(a->out), rct_free(a->valid);
+}
+
+/* ---- random problems ----------------------------------------------------------- */
+
+typedef struct spec {
+  int method, extrapolate;
+  robocache_dtype vdt, odt, tdt;
+  int64_t B, S, T, D;
+  int64_t offset_ns, max_gap_ns, tolerance_ns;
+  int bursty; /* steps of 1 us or 20 ms: defeats the uniform-rate guess */
+} spec;
+
+static double time_at(const rct_tensor *t, int64_t i) {
+  return t->t.dtype == ROBOCACHE_DTYPE_I64 ? (double)rct_get_i64(t, i) : rct_get(t, i);
+}
+
+/* Target t of row b: on a sample (on_sample[b*T+t] = 1), inside, or up to two
+ * edge intervals outside the n valid samples. */
+static void random_target(rct_resample_args *a, const spec *c, rct_rng *rng, int64_t b, int64_t t,
+                          int64_t n, unsigned char *on_sample) {
+  int64_t S = c->S, T = c->T, row = b * S;
+  double off = c->tdt == ROBOCACHE_DTYPE_I64 ? (double)c->offset_ns : c->offset_ns * 1e-9;
+  int kind = (int)rct_rng_int(rng, 0, 9);
+  double first = time_at(a->times, row), last = time_at(a->times, row + n - 1);
+  double d0 = n > 1 ? time_at(a->times, row + 1) - first : 1e7;
+  double d1 = n > 1 ? last - time_at(a->times, row + n - 2) : 1e7;
+  if (c->tdt != ROBOCACHE_DTYPE_I64 && n == 1) d0 = d1 = 0.01;
+  if (kind <= 2 && (c->tdt != ROBOCACHE_DTYPE_F32 || c->offset_ns == 0)) {
+    int64_t i = rct_rng_int(rng, 0, n - 1);
+    if (c->tdt == ROBOCACHE_DTYPE_I64)
+      rct_set_i64(a->target_times, b * T + t, rct_get_i64(a->times, row + i) + c->offset_ns);
+    else
+      rct_set(a->target_times, b * T + t, rct_get(a->times, row + i) + off);
+    on_sample[b * T + t] = 1;
+    return;
+  }
+  double x = kind == 3   ? first - rct_rng_uniform(rng, 0.01, 2.0) * d0
+             : kind == 4 ? last + rct_rng_uniform(rng, 0.01, 2.0) * d1
+                         : rct_rng_uniform(rng, first, last);
+  if (c->tdt == ROBOCACHE_DTYPE_I64)
+    rct_set_i64(a->target_times, b * T + t, (int64_t)llround(x) + c->offset_ns);
+  else
+    rct_set(a->target_times, b * T + t, x + off);
+}
+
+/* Random ragged problem: lengths in 1..S (rows 0 and 1 get 1 and 2 samples),
+ * target_lengths in 0..T, values in [-1, 1] (unit quaternions for slerp). */
+static rct_resample_args make_case(const spec *c, rct_rng *rng, unsigned char *on_sample) {
+  rct_resample_args a = {0};
+  robocache_interp_options_init(&a.opt);
+  a.opt.method = c->method;
+  a.opt.extrapolate = c->extrapolate;
+  a.opt.time_offset_ns = c->offset_ns;
+  a.opt.max_gap_ns = c->max_gap_ns;
+  a.opt.tolerance_ns = c->tolerance_ns;
+  a.opt.fill_value = c->extrapolate == ROBOCACHE_EXTRAP_FILL ? -7.5 : NAN;
+  a.values = rct_make3(c->vdt, c->B, c->S, c->D);
+  a.times = rct_make2(c->tdt, c->B, c->S);
+  a.lengths = rct_make1(ROBOCACHE_DTYPE_I64, c->B);
+  a.target_times = rct_make2(c->tdt, c->B, c->T);
+  a.target_lengths = rct_make1(ROBOCACHE_DTYPE_I64, c->B);
+  a.out = rct_make3(c->odt, c->B, c->T, c->D);
+  a.valid = rct_make2(ROBOCACHE_DTYPE_U8, c->B, c->T);
+  int64_t start = c->tdt == ROBOCACHE_DTYPE_I64 ? 1600000000000000000ll : 1000000000ll;
+  if (c->bursty) {
+    rct_fill_times(a.times, rng, start, 1000, 1000);
+    for (int64_t b = 0; b < c->B; b++) { /* every 50th step 20 ms instead of 1 us */
+      for (int64_t i = 1; i < c->S; i++) {
+        int64_t extra = (i / 50) * 19999000ll;
+        if (c->tdt == ROBOCACHE_DTYPE_I64)
+          rct_set_i64(a.times, b * c->S + i, rct_get_i64(a.times, b * c->S + i) + extra);
+        else
+          rct_set(a.times, b * c->S + i, rct_get(a.times, b * c->S + i) + extra * 1e-9);
+      }
+    }
+  } else {
+    rct_fill_times(a.times, rng, start, 1000000, 20000000);
+  }
+  rct_fill_uniform(a.values, rng, -1, 1);
+  if (c->method == ROBOCACHE_SLERP)
+    for (int64_t q = 0; q < c->B * c->S * c->D / 4; q++) {
+      double n2 = 0;
+      for (int e = 0; e < 4; e++) n2 += pow(rct_get(a.values, q * 4 + e), 2);
+      for (int e = 0; e < 4; e++)
+        rct_set(a.values, q * 4 + e, rct_get(a.values, q * 4 + e) / sqrt(n2));
+    }
+  for (int64_t b = 0; b < c->B; b++) {
+    int64_t n = b == 0 ? 1 : b == 1 ? 2 : rct_rng_int(rng, 1, c->S);
+    rct_set_i64(a.lengths, b, n);
+    rct_set_i64(a.target_lengths, b, b == 2 ? c->T : rct_rng_int(rng, 0, c->T));
+    for (int64_t t = 0; t < c->T; t++) random_target(&a, c, rng, b, t, n, on_sample);
+  }
+  return a;
+}
+
+static double rtol_of(robocache_dtype odt) {
+  switch (odt) {
+  case ROBOCACHE_DTYPE_BF16: return 0x1p-7;
+  case ROBOCACHE_DTYPE_F16: return 0x1p-10;
+  case ROBOCACHE_DTYPE_F32: return 0x1p-23;
+  default: return 0;
+  }
+}
+
+static double atol_of(const spec *c) {
+  if (c->vdt == ROBOCACHE_DTYPE_F64 || c->odt == ROBOCACHE_DTYPE_F64) return 1e-12;
+  return c->method == ROBOCACHE_SLERP ? 2e-5 : 2e-6;
+}
+
+/* Fails unless targets on samples have the reference's bits. */
+static void assert_on_sample_exact(const rct_tensor *gpu, const rct_tensor *ref, const spec *c,
+                                   const unsigned char *on_sample) {
+  for (int64_t bt = 0; bt < c->B * c->T; bt++) {
+    if (!on_sample[bt]) continue;
+    for (int64_t d = 0; d < c->D; d++)
+      if (rct_get_bits(gpu, bt * c->D + d) != rct_get_bits(ref, bt * c->D + d))
+        fail_msg("target on a sample not bit-exact: row %lld target %lld channel %lld",
+                 (long long)(bt / c->T), (long long)(bt % c->T), (long long)d);
+  }
+}
+
+/* Runs case c on the GPU (default stream) and on the reference; compares. */
+static void check_case(const spec *c, uint64_t seed) {
+  rct_rng rng = rct_rng_seed(seed);
+  unsigned char *on_sample = calloc((size_t)(c->B * c->T), 1);
+  rct_resample_args a = make_case(c, &rng, on_sample);
+  dev_args d = to_dev_args(&a);
+  robocache_ctx *ctx = NULL;
+  assert_int_equal(robocache_ctx_create(&ctx), ROBOCACHE_OK);
+  robocache_status s = gpu_resample(ctx, &d, &a.opt);
+  if (s != ROBOCACHE_OK) fail_msg("GPU resample: %s", robocache_ctx_error_message(ctx));
+  rct_tensor *gout = rct_make3(c->odt, c->B, c->T, c->D);
+  rct_tensor *gvalid = rct_make2(ROBOCACHE_DTYPE_U8, c->B, c->T);
+  from_dev(gout, d.out);
+  from_dev(gvalid, d.valid);
+  char msg[512];
+  s = rct_resample(&a, 1, msg, sizeof msg);
+  if (s != ROBOCACHE_OK) fail_msg("reference resample: %s", msg);
+  char what[160];
+  snprintf(what, sizeof what, "method %d extrapolate %d values %s out %s times %s", c->method,
+           c->extrapolate, robocache_dtype_name(c->vdt), robocache_dtype_name(c->odt),
+           robocache_dtype_name(c->tdt));
+  rct_assert_bits_equal(gvalid, a.valid, what);
+  rct_assert_close(gout, a.out, atol_of(c), rtol_of(c->odt), what);
+  assert_on_sample_exact(gout, a.out, c, on_sample);
+  robocache_ctx_free(ctx);
+  rct_free(gout), rct_free(gvalid);
+  dev_args_free(&d);
+  free_args(&a);
+  free(on_sample);
+}
+
+static const robocache_dtype value_dtypes[] = {ROBOCACHE_DTYPE_F32, ROBOCACHE_DTYPE_F64,
+                                               ROBOCACHE_DTYPE_F16, ROBOCACHE_DTYPE_BF16};
+static const robocache_dtype time_dtypes[] = {ROBOCACHE_DTYPE_I64, ROBOCACHE_DTYPE_F64,
+                                              ROBOCACHE_DTYPE_F32};
+
+/* Every method x extrapolate (not error) x values dtype x time dtype, with
+ * options and channel counts varied across the combinations. */
+static void test_resample_parity(void **state) {
+  (void)state;
+  static const int64_t channels[] = {1, 7, 8, 16, 33, 64};
+  int n = 0;
+  for (int m = ROBOCACHE_LINEAR; m <= ROBOCACHE_SLERP; m++)
+    for (int e = ROBOCACHE_EXTRAP_CLAMP; e <= ROBOCACHE_EXTRAP_EXTRAPOLATE; e++)
+      for (int v = 0; v < 4; v++)
+        for (int t = 0; t < 3; t++, n++) {
+          spec c = {.method = m, .extrapolate = e, .vdt = value_dtypes[v], .tdt = time_dtypes[t]};
+          c.odt = n % 2 ? c.vdt : ROBOCACHE_DTYPE_F32;
+          c.B = 5, c.S = 24, c.T = 40;
+          c.D = m == ROBOCACHE_SLERP ? 4 * (1 + n % 3) : channels[n % 6];
+          c.offset_ns = n % 3 == 1 ? 3000000 : n % 3 == 2 ? -2500000 : 0;
+          c.max_gap_ns = n % 4 == 1 ? 12000000 : 0;
+          c.tolerance_ns =
+              (m == ROBOCACHE_NEAREST || m == ROBOCACHE_PREVIOUS || m == ROBOCACHE_NEXT) &&
+                      n % 5 < 2
+                  ? 4000000
+                  : 0;
+          check_case(&c, 1000 + (uint64_t)n);
+        }
+}
+
+/* Long rows whose rate jumps (the uniform-rate guess misses), wide rows
+ * (several channel slots per lane), and a row length that is not a multiple
+ * of the vector width. */
+static void test_resample_search_and_width(void **state) {
+  (void)state;
+  spec c = {.method = ROBOCACHE_LINEAR, .extrapolate = ROBOCACHE_EXTRAP_CLAMP};
+  c.B = 4, c.S = 3000, c.T = 300, c.D = 260, c.bursty = 1;
+  for (int t = 0; t < 3; t++) {
+    c.tdt = time_dtypes[t];
+    c.vdt = c.odt = ROBOCACHE_DTYPE_F32;
+    check_case(&c, 77 + (uint64_t)t);
+    c.vdt = c.odt = ROBOCACHE_DTYPE_BF16;
+    check_case(&c, 88 + (uint64_t)t);
+  }
+  c.bursty = 0, c.D = 300, c.tdt = ROBOCACHE_DTYPE_I64, c.method = ROBOCACHE_NEAREST;
+  c.vdt = ROBOCACHE_DTYPE_F16, c.odt = ROBOCACHE_DTYPE_F32;
+  check_case(&c, 99);
+}
+
+/* Non-contiguous values and out (every second element): the strided path. */
+static void test_resample_strided(void **state) {
+  (void)state;
+  const int64_t B = 3, S = 50, T = 70, D = 8;
+  rct_rng rng = rct_rng_seed(5);
+  spec c = {.method = ROBOCACHE_LINEAR, .extrapolate = ROBOCACHE_EXTRAP_EXTRAPOLATE};
+  c.vdt = c.odt = ROBOCACHE_DTYPE_F32, c.tdt = ROBOCACHE_DTYPE_I64;
+  c.B = B, c.S = S, c.T = T, c.D = D;
+  unsigned char *on_sample = calloc((size_t)(B * T), 1);
+  rct_resample_args a = make_case(&c, &rng, on_sample);
+  int64_t vshape[3] = {B, S, D}, vstr[3] = {S * D * 2, D * 2, 2};
+  int64_t oshape[3] = {B, T, D}, ostr[3] = {T * D * 2, D * 2, 2};
+  rct_tensor *sv = rct_make_strided(ROBOCACHE_DTYPE_F32, 3, vshape, vstr);
+  rct_tensor *so = rct_make_strided(ROBOCACHE_DTYPE_F32, 3, oshape, ostr);
+  rct_copy(sv, a.values);
+  rct_tensor *cv = a.values, *co = a.out;
+  a.values = sv, a.out = so;
+  dev_args d = to_dev_args(&a);
+  robocache_ctx *ctx = NULL;
+  assert_int_equal(robocache_ctx_create(&ctx), ROBOCACHE_OK);
+  assert_int_equal(gpu_resample(ctx, &d, &a.opt), ROBOCACHE_OK);
+  from_dev(so, d.out);
+  rct_tensor *gvalid = rct_make2(ROBOCACHE_DTYPE_U8, B, T);
+  from_dev(gvalid, d.valid);
+  a.values = cv, a.out = co;
+  assert_int_equal(rct_resample(&a, 1, NULL, 0), ROBOCACHE_OK);
+  rct_assert_close(so, a.out, 2e-6, 0x1p-23, "strided out");
+  rct_assert_bits_equal(gvalid, a.valid, "strided valid");
+  robocache_ctx_free(ctx);
+  rct_free(sv), rct_free(so), rct_free(gvalid);
+  dev_args_free(&d);
+  free_args(&a);
+  free(on_sample);
+}
+
+/* ---- errors ---------------------------------------------------------------------- */
+
+typedef void (*corrupt_fn)(rct_resample_args *a);
+
+static void non_increasing(rct_resample_args *a) {
+  int64_t S = a->times->shape[1];
+  rct_set_i64(a->lengths, 3, S);
+  rct_set_i64(a->times, 3 * S + 5, rct_get_i64(a->times, 3 * S + 4));
+}
+static void length_zero(rct_resample_args *a) { rct_set_i64(a->lengths, 2, 0); }
+static void length_too_long(rct_resample_args *a) {
+  rct_set_i64(a->lengths, 4, a->times->shape[1] + 1);
+}
+static void target_length_too_long(rct_resample_args *a) {
+  rct_set_i64(a->target_lengths, 1, a->target_times->shape[1] + 1);
+}
+static void nan_time(rct_resample_args *a) {
+  int64_t S = a->times->shape[1];
+  rct_set_i64(a->lengths, 2, S);
+  rct_set(a->times, 2 * S + 3, NAN);
+}
+static void nan_target(rct_resample_args *a) {
+  rct_set_i64(a->target_lengths, 3, a->target_times->shape[1]);
+  rct_set(a->target_times, 3 * a->target_times->shape[1] + 6, NAN);
+}
+
+/* The GPU returns the CPU path's status and message for bad data, then
+ * works again on good data (the check record was reset). */
+static void check_error_case(robocache_dtype tdt, int extrapolate, corrupt_fn corrupt,
+                             uint64_t seed) {
+  spec c = {.method = ROBOCACHE_LINEAR, .extrapolate = extrapolate};
+  c.vdt = c.odt = ROBOCACHE_DTYPE_F32, c.tdt = tdt;
+  c.B = 6, c.S = 30, c.T = 20, c.D = 4;
+  rct_rng rng = rct_rng_seed(seed);
+  unsigned char *on_sample = calloc((size_t)(c.B * c.T), 1);
+  rct_resample_args a = make_case(&c, &rng, on_sample);
+  if (corrupt) corrupt(&a);
+  char cpu_msg[512];
+  robocache_status cpu = rct_resample(&a, 0, cpu_msg, sizeof cpu_msg);
+  assert_int_equal(cpu, ROBOCACHE_INVALID_ARGUMENT);
+  dev_args d = to_dev_args(&a);
+  robocache_ctx *ctx = NULL;
+  assert_int_equal(robocache_ctx_create(&ctx), ROBOCACHE_OK);
+  assert_int_equal(gpu_resample(ctx, &d, &a.opt), ROBOCACHE_INVALID_ARGUMENT);
+  assert_string_equal(robocache_ctx_error_message(ctx), cpu_msg);
+  /* the same context on good data afterwards */
+  robocache_interp_options ok = a.opt;
+  ok.extrapolate = ROBOCACHE_EXTRAP_CLAMP;
+  free_args(&a);
+  dev_args_free(&d);
+  a = make_case(&c, &rng, on_sample);
+  d = to_dev_args(&a);
+  a.opt = ok;
+  assert_int_equal(gpu_resample(ctx, &d, &ok), ROBOCACHE_OK);
+  robocache_ctx_free(ctx);
+  dev_args_free(&d);
+  free_args(&a);
+  free(on_sample);
+}
+
+static void test_errors(void **state) {
+  (void)state;
+  for (int t = 0; t < 3; t++) {
+    check_error_case(time_dtypes[t], ROBOCACHE_EXTRAP_ERROR, NULL, 300 + (uint64_t)t);
+    check_error_case(time_dtypes[t], ROBOCACHE_EXTRAP_CLAMP, length_zero, 310 + (uint64_t)t);
+    check_error_case(time_dtypes[t], ROBOCACHE_EXTRAP_CLAMP, length_too_long, 320 + (uint64_t)t);
+    check_error_case(time_dtypes[t], ROBOCACHE_EXTRAP_CLAMP, target_length_too_long,
+                     330 + (uint64_t)t);
+  }
+  check_error_case(ROBOCACHE_DTYPE_I64, ROBOCACHE_EXTRAP_CLAMP, non_increasing, 340);
+  check_error_case(ROBOCACHE_DTYPE_F64, ROBOCACHE_EXTRAP_CLAMP, nan_time, 341);
+  check_error_case(ROBOCACHE_DTYPE_F32, ROBOCACHE_EXTRAP_CLAMP, nan_time, 342);
+  check_error_case(ROBOCACHE_DTYPE_F64, ROBOCACHE_EXTRAP_CLAMP, nan_target, 343);
+}
+
+/* ---- align ------------------------------------------------------------------------- */
+
+/* K streams of different rates, dtypes, methods and widths onto one grid, in
+ * one call, out of dtype odt; compared with the reference align. */
+static void check_align(int K, robocache_dtype odt, uint64_t seed) {
+  const int64_t B = 4, T = 50;
+  rct_rng rng = rct_rng_seed(seed);
+  robocache_stream *st = calloc((size_t)K, sizeof *st);
+  rct_tensor **vals = calloc((size_t)K, sizeof *vals), **tims = calloc((size_t)K, sizeof *tims);
+  dev_tensor **dvals = calloc((size_t)K, sizeof *dvals), **dtims = calloc((size_t)K, sizeof *dtims);
+  robocache_stream *dst = calloc((size_t)K, sizeof *dst);
+  int64_t Dout = 0;
+  for (int k = 0; k < K; k++) {
+    static const int methods[] = {ROBOCACHE_LINEAR, ROBOCACHE_NEAREST, ROBOCACHE_SLERP,
+                                  ROBOCACHE_PREVIOUS, ROBOCACHE_NEXT};
+    int m = methods[k % 5];
+    int64_t D = m == ROBOCACHE_SLERP ? 4 : k % 3 == 0 ? 16 : 7;
+    int64_t S = 30 + 40 * (k % 3);
+    vals[k] = rct_make3(value_dtypes[k % 4], B, S, D);
+    tims[k] = rct_make2(ROBOCACHE_DTYPE_I64, B, S);
+    rct_fill_times(tims[k], &rng, 1000000000ll + k * 7000000ll, 33000000 / (k % 3 + 1),
+                   34000000 / (k % 3 + 1));
+    rct_fill_uniform(vals[k], &rng, -1, 1);
+    if (m == ROBOCACHE_SLERP)
+      for (int64_t q = 0; q < B * S; q++) {
+        double n2 = 0;
+        for (int e = 0; e < 4; e++) n2 += pow(rct_get(vals[k], q * 4 + e), 2);
+        for (int e = 0; e < 4; e++)
+          rct_set(vals[k], q * 4 + e, rct_get(vals[k], q * 4 + e) / sqrt(n2));
+      }
+    robocache_interp_options_init(&st[k].options);
+    st[k].options.method = m;
+    st[k].options.extrapolate = k % 2 ? ROBOCACHE_EXTRAP_FILL : ROBOCACHE_EXTRAP_EXTRAPOLATE;
+    st[k].options.time_offset_ns = k % 4 == 1 ? 1500000 : 0;
+    st[k].name = "stream";
+    st[k].values = &vals[k]->t;
+    st[k].times = &tims[k]->t;
+    dvals[k] = to_dev(vals[k]);
+    dtims[k] = to_dev(tims[k]);
+    dst[k] = st[k];
+    dst[k].values = dv(dvals[k]);
+    dst[k].times = dv(dtims[k]);
+    Dout += D;
+  }
+  rct_tensor *tt = rct_make2(ROBOCACHE_DTYPE_I64, B, T);
+  for (int64_t i = 0; i < B * T; i++)
+    rct_set_i64(tt, i, 1000000000ll + (i % T) * 20000000ll + (i / T) * 1000);
+  rct_tensor *out = rct_make3(odt, B, T, Dout), *valid = rct_make3(ROBOCACHE_DTYPE_U8, B, T, K);
+  rct_tensor *gout = rct_make3(odt, B, T, Dout), *gvalid = rct_make3(ROBOCACHE_DTYPE_U8, B, T, K);
+  dev_tensor *dtt = to_dev(tt), *dout = to_dev(out), *dvalid = to_dev(valid);
+  poison(dout), poison(dvalid);
+  robocache_ctx *ctx = NULL, *ref = NULL;
+  assert_int_equal(robocache_ctx_create(&ctx), ROBOCACHE_OK);
+  assert_int_equal(robocache_ctx_create(&ref), ROBOCACHE_OK);
+  robocache_ctx_set_force_reference(ref, 1);
+  robocache_status s = robocache_align(ctx, dst, K, dv(dtt), NULL, (robocache_tensor *)dv(dout),
+                                       (robocache_tensor *)dv(dvalid));
+  if (s != ROBOCACHE_OK) fail_msg("GPU align: %s", robocache_ctx_error_message(ctx));
+  assert_int_equal(robocache_align(ref, st, K, &tt->t, NULL, &out->t, &valid->t), ROBOCACHE_OK);
+  from_dev(gout, dout), from_dev(gvalid, dvalid);
+  rct_assert_bits_equal(gvalid, valid, "align valid");
+  rct_assert_close(gout, out, 2e-5, rtol_of(odt), "align out");
+  robocache_ctx_free(ctx), robocache_ctx_free(ref);
+  for (int k = 0; k < K; k++)
+    rct_free(vals[k]), rct_free(tims[k]), dev_free(dvals[k]), dev_free(dtims[k]);
+  rct_free(tt), rct_free(out), rct_free(valid), rct_free(gout), rct_free(gvalid);
+  dev_free(dtt), dev_free(dout), dev_free(dvalid);
+  free(st), free(dst), free(vals), free(tims), free(dvals), free(dtims);
+}
+
+static void test_align_three_streams(void **state) {
+  (void)state;
+  check_align(3, ROBOCACHE_DTYPE_F32, 21);
+  check_align(3, ROBOCACHE_DTYPE_BF16, 22);
+}
+
+static void test_align_many_streams(void **state) {
+  (void)state;
+  check_align(20, ROBOCACHE_DTYPE_F32, 23); /* two launches of <= 16 streams */
+}
+
+/* ---- CUDA graph capture (unchecked mode) ------------------------------------------- */
+
+/* Captured on a non-default stream, replayed: same results as the reference;
+ * a row whose length is out of range is then marked invalid (NaN), not an
+ * error, and nothing outside the tensors is read (compute-sanitizer). */
+static void test_graph_capture(void **state) {
+  (void)state;
+  spec c = {.method = ROBOCACHE_LINEAR, .extrapolate = ROBOCACHE_EXTRAP_FILL};
+  c.vdt = c.odt = ROBOCACHE_DTYPE_BF16, c.tdt = ROBOCACHE_DTYPE_I64;
+  c.B = 6, c.S = 40, c.T = 30, c.D = 32;
+  rct_rng rng = rct_rng_seed(8);
+  unsigned char *on_sample = calloc((size_t)(c.B * c.T), 1);
+  rct_resample_args a = make_case(&c, &rng, on_sample);
+  dev_args d = to_dev_args(&a);
+  cudaStream_t stream;
+  CU(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  robocache_ctx *ctx = NULL;
+  assert_int_equal(robocache_ctx_create(&ctx), ROBOCACHE_OK);
+  assert_int_equal(robocache_ctx_set_cuda_stream(ctx, stream), ROBOCACHE_OK);
+  for (int bad = 0; bad < 2; bad++) {
+    if (bad) {
+      rct_set_i64(a.lengths, 3, 0);
+      CU(cudaMemcpy(d.lengths->t.data, a.lengths->t.data, d.lengths->nbytes,
+                    cudaMemcpyHostToDevice));
+    }
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    CU(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    robocache_status s = gpu_resample(ctx, &d, &a.opt);
+    CU(cudaStreamEndCapture(stream, &graph));
+    if (s != ROBOCACHE_OK) fail_msg("captured resample: %s", robocache_ctx_error_message(ctx));
+    CU(cudaGraphInstantiate(&exec, graph, 0));
+    poison(d.out), poison(d.valid);
+    CU(cudaGraphLaunch(exec, stream));
+    CU(cudaStreamSynchronize(stream));
+    rct_tensor *gout = rct_make3(c.odt, c.B, c.T, c.D),
+               *gvalid = rct_make2(ROBOCACHE_DTYPE_U8, c.B, c.T);
+    from_dev(gout, d.out), from_dev(gvalid, d.valid);
+    if (!bad) {
+      assert_int_equal(rct_resample(&a, 1, NULL, 0), ROBOCACHE_OK);
+      rct_assert_bits_equal(gvalid, a.valid, "captured valid");
+      rct_assert_close(gout, a.out, 2e-6, rtol_of(c.odt), "captured out");
+    } else {
+      int64_t nt = rct_get_i64(a.target_lengths, 3);
+      for (int64_t t = 0; t < c.T; t++) {
+        assert_int_equal(rct_get(gvalid, 3 * c.T + t), 0);
+        for (int64_t e = 0; e < c.D; e++) {
+          double v = rct_get(gout, (3 * c.T + t) * c.D + e);
+          if (t < nt ? !isnan(v) : v != 0)
+            fail_msg("bad row, target %lld channel %lld: %g", (long long)t, (long long)e, v);
+        }
+      }
+    }
+    rct_free(gout), rct_free(gvalid);
+    CU(cudaGraphExecDestroy(exec));
+    CU(cudaGraphDestroy(graph));
+  }
+  robocache_ctx_free(ctx);
+  CU(cudaStreamDestroy(stream));
+  dev_args_free(&d);
+  free_args(&a);
+  free(on_sample);
+}
+
+/* ---- backward ---------------------------------------------------------------------- */
+
+static void check_backward(const spec *c, uint64_t seed) {
+  rct_rng rng = rct_rng_seed(seed);
+  unsigned char *on_sample = calloc((size_t)(c->B * c->T), 1);
+  rct_resample_args a = make_case(c, &rng, on_sample);
+  /* backward: out is grad_out [B,T,D], values is grad_values [B,S,D] */
+  rct_fill_uniform(a.out, &rng, -1, 1);
+  dev_args d = to_dev_args(&a);
+  CU(cudaMemcpy(d.out->t.data, a.out->t.data, d.out->nbytes, cudaMemcpyHostToDevice));
+  poison(d.values);
+  robocache_ctx *ctx = NULL;
+  assert_int_equal(robocache_ctx_create(&ctx), ROBOCACHE_OK);
+  robocache_status s =
+      robocache_resample_backward(ctx, dv(d.out), dv(d.times), dv(d.lengths), dv(d.target_times),
+                                  dv(d.target_lengths), &a.opt, (robocache_tensor *)dv(d.values));
+  if (s != ROBOCACHE_OK) fail_msg("GPU backward: %s", robocache_ctx_error_message(ctx));
+  rct_tensor *g = rct_make3(c->vdt, c->B, c->S, c->D);
+  from_dev(g, d.values);
+  assert_int_equal(rct_resample_backward(&a, 1, NULL, 0), ROBOCACHE_OK);
+  rct_assert_close(g, a.values, c->vdt == ROBOCACHE_DTYPE_F64 ? 1e-12 : 2e-6, rtol_of(c->vdt),
+                   "grad_values");
+  robocache_ctx_free(ctx);
+  rct_free(g);
+  dev_args_free(&d);
+  free_args(&a);
+  free(on_sample);
+}
+
+static void test_backward(void **state) {
+  (void)state;
+  int n = 0;
+  for (int m = ROBOCACHE_LINEAR; m <= ROBOCACHE_NEXT; m++)
+    for (int e = ROBOCACHE_EXTRAP_CLAMP; e <= ROBOCACHE_EXTRAP_EXTRAPOLATE; e++)
+      for (int t = 0; t < 3; t++, n++) {
+        spec c = {.method = m, .extrapolate = e, .tdt = time_dtypes[t]};
+        c.vdt = c.odt = n % 2 ? ROBOCACHE_DTYPE_F64 : ROBOCACHE_DTYPE_F32;
+        c.B = 4, c.S = 40, c.T = n % 3 == 0 ? 300 : 60, c.D = n % 4 == 0 ? 150 : 5;
+        c.max_gap_ns = n % 4 == 1 ? 12000000 : 0;
+        check_backward(&c, 500 + (uint64_t)n);
+      }
+}
+
+int main(void) {
+  if (!robocache_has_cuda()) {
+    fprintf(stderr, "no usable CUDA device: skipped\n");
+    return 77;
+  }
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_resample_parity),     cmocka_unit_test(test_resample_search_and_width),
+      cmocka_unit_test(test_resample_strided),    cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_align_three_streams), cmocka_unit_test(test_align_many_streams),
+      cmocka_unit_test(test_graph_capture),       cmocka_unit_test(test_backward),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

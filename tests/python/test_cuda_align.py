@@ -1,0 +1,163 @@
+"""robocache on CUDA tensors (PyTorch): results equal to the CPU backend on
+the same inputs, the current / a given non-default stream, torch.compile
+(fullgraph=True), CUDA-graph capture and replay, gradcheck, and errors that
+name row and index. Skipped without a CUDA device or a CUDA build."""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+robocache = pytest.importorskip("robocache")
+
+pytestmark = pytest.mark.skipif(
+    not (torch.cuda.is_available() and robocache.has_cuda()),
+    reason="needs a CUDA device and robocache built with CUDA")
+
+# f32 arithmetic on both backends; the GPU fuses multiply-adds (docs/cuda.md)
+ATOL = {torch.float32: 2e-6, torch.float64: 1e-12, torch.bfloat16: 2e-6,
+        torch.float16: 2e-6}
+RTOL = {torch.float32: 2.0**-23, torch.float64: 0.0, torch.bfloat16: 2.0**-7,
+        torch.float16: 2.0**-10}
+
+
+def random_problem(B, S, T, D, dtype, seed, time_dtype=torch.int64):
+    g = torch.Generator().manual_seed(seed)
+    steps = torch.randint(1_000_000, 20_000_000, (B, S), generator=g)
+    steps[:, 0] = 1_000_000_000
+    times = torch.cumsum(steps, 1)
+    lo, hi = times[:, :1].double(), times[:, -1:].double()
+    frac = torch.rand(B, T, generator=g, dtype=torch.float64) * 1.2 - 0.1
+    targets = (lo + frac * (hi - lo)).round().to(torch.int64)
+    targets[:, ::7] = times[:, : (T + 6) // 7]  # some targets exactly on samples
+    if time_dtype != torch.int64:
+        times, targets = times.to(time_dtype) * 1e-9, targets.to(time_dtype) * 1e-9
+    values = (torch.rand(B, S, D, generator=g, dtype=torch.float64) * 2 - 1).to(dtype)
+    return values, times, targets
+
+
+def assert_same(gpu, cpu, dtype):
+    gpu = gpu.cpu()
+    if dtype == torch.bool or not gpu.is_floating_point():
+        assert torch.equal(gpu, cpu)
+        return
+    torch.testing.assert_close(gpu.double(), cpu.double(), atol=ATOL[dtype], rtol=RTOL[dtype],
+                               equal_nan=True)
+
+
+METHODS = ["linear", "nearest", "previous", "next", "slerp"]
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("extrapolate", ["clamp", "fill", "extrapolate"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64])
+def test_resample_matches_cpu(method, extrapolate, dtype):
+    seed = 10 * METHODS.index(method) + len(extrapolate)
+    values, times, targets = random_problem(4, 60, 45, 8, dtype, seed=seed)
+    if method == "slerp":
+        values = (values.double() / values.double().view(4, 60, 2, 4).norm(dim=-1)
+                  .repeat_interleave(4, -1)).to(dtype)
+    kw = dict(method=method, extrapolate=extrapolate, return_valid=True)
+    out_cpu, valid_cpu = robocache.resample(values, times, targets, **kw)
+    out, valid = robocache.resample(values.cuda(), times.cuda(), targets.cuda(), **kw)
+    assert out.is_cuda and valid.is_cuda and out.dtype == dtype
+    assert_same(valid, valid_cpu, torch.bool)
+    atol = 2e-5 if method == "slerp" and dtype != torch.float64 else ATOL[dtype]
+    torch.testing.assert_close(out.cpu().double(), out_cpu.double(), atol=atol,
+                               rtol=RTOL[dtype], equal_nan=True)
+
+
+def tensors_of(problem_seed, device):
+    """vision, proprio, imu (values, times) and the target times."""
+    v1, t1, tt = random_problem(3, 30, 40, 16, torch.float32, problem_seed)
+    v2, t2, _ = random_problem(3, 90, 40, 7, torch.bfloat16, problem_seed + 1)
+    q, t3, _ = random_problem(3, 50, 40, 4, torch.float32, problem_seed + 2)
+    q = q / q.norm(dim=-1, keepdim=True)
+    return [x.to(device) for x in (v1, t1, v2, t2, q, t3, tt)]
+
+
+def make_streams(v1, t1, v2, t2, q, t3):
+    return [robocache.Stream(v1, t1, name="vision"),
+            robocache.Stream(v2, t2, name="proprio", method="nearest", extrapolate="fill"),
+            robocache.Stream(q, t3, name="imu", method="slerp")]
+
+
+def streams_of(problem_seed, device):
+    *tensors, tt = tensors_of(problem_seed, device)
+    return make_streams(*tensors), tt
+
+
+@pytest.mark.parametrize("out_dtype", [torch.float32, torch.bfloat16])
+def test_align_on_non_default_stream(out_dtype):
+    cpu_streams, tt = streams_of(10, "cpu")
+    out_cpu, valid_cpu = robocache.align(cpu_streams, tt, out_dtype=out_dtype)
+    gpu_streams, _ = streams_of(10, "cuda")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        out, valid = robocache.align(gpu_streams, tt.cuda(), out_dtype=out_dtype)
+    side.synchronize()
+    assert_same(valid, valid_cpu, torch.bool)
+    torch.testing.assert_close(out.cpu().double(), out_cpu.double(), atol=2e-5,
+                               rtol=RTOL[out_dtype], equal_nan=True)
+    # explicit stream= argument
+    out2, _ = robocache.align(gpu_streams, tt.cuda(), out_dtype=out_dtype, stream=side)
+    side.synchronize()
+    assert torch.equal(out2.cpu(), out.cpu())
+
+
+def test_compile_fullgraph():
+    tensors = tensors_of(20, "cuda")
+
+    def fused(v1, t1, v2, t2, q, t3, targets):
+        out, valid = robocache.align(make_streams(v1, t1, v2, t2, q, t3), targets)
+        return out * 2 + 1, valid
+
+    eager = fused(*tensors)
+    compiled = torch.compile(fused, fullgraph=True)(*tensors)
+    assert torch.equal(compiled[1], eager[1])
+    torch.testing.assert_close(compiled[0], eager[0], equal_nan=True)
+
+
+def test_cuda_graph_capture_and_replay():
+    gpu_streams, tt = streams_of(30, "cuda")
+    tt = tt.cuda()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        robocache.align(gpu_streams, tt)  # warm-up outside the capture
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out, valid = robocache.align(gpu_streams, tt)
+    # new data in the captured input buffers, then replay
+    fresh, _ = streams_of(31, "cuda")
+    for s, f in zip(gpu_streams, fresh):
+        s.values.copy_(f.values)
+        s.times.copy_(f.times)
+    graph.replay()
+    torch.cuda.synchronize()
+    expect, expect_valid = robocache.align(gpu_streams, tt)
+    assert torch.equal(valid, expect_valid)
+    assert torch.equal(out.nan_to_num(123.0), expect.nan_to_num(123.0))
+
+
+@pytest.mark.parametrize("method", ["linear", "nearest", "previous", "next"])
+def test_gradcheck(method):
+    values, times, targets = random_problem(2, 12, 9, 3, torch.float64, seed=5)
+    values = values.cuda().requires_grad_()
+    times, targets = times.cuda(), targets.cuda()
+
+    def f(v):
+        return robocache.resample(v, times, targets, method=method, extrapolate="extrapolate")
+
+    assert torch.autograd.gradcheck(f, (values,))
+
+
+def test_error_names_row_and_index():
+    values, times, targets = random_problem(3, 20, 10, 4, torch.float32, seed=6)
+    times[1, 5] = times[1, 4]
+    with pytest.raises(ValueError, match=r"times not increasing: row 1, index 5"):
+        robocache.resample(values.cuda(), times.cuda(), targets.cuda())
+    values, times, targets = random_problem(3, 20, 10, 4, torch.float32, seed=7)
+    with pytest.raises(ValueError, match=r"target out of range: row 0, index 0"):
+        robocache.resample(values.cuda(), times.cuda(), targets.cuda() * 0,
+                           extrapolate="error")
