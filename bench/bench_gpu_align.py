@@ -36,6 +36,7 @@ import re
 import statistics
 import sys
 import time
+import traceback
 
 import torch
 import torch._dynamo
@@ -299,17 +300,6 @@ def main():
     replays = 5 if args.quick else 30
     compile_cache = {}
     results = []
-    shapes = [(32, 500, 250, 256), (64, 4096, 1024, 32), (256, 1000, 500, 64),
-              (1024, 2000, 1000, 12), (256, 4096, 1024, 256)]
-    for dtype in (torch.float32, torch.bfloat16):
-        for B, S, T, D in shapes:
-            results.append(finish(resample_case(B, S, T, D, dtype, l2, bw, compile_cache,
-                                                replays)))
-            print(f"done resample B{B} S{S} T{T} D{D} {dtype}", file=sys.stderr, flush=True)
-    for out_dtype in (torch.float32, torch.bfloat16):
-        for B in (1, 32, 256):
-            results.append(finish(align_case(B, out_dtype, l2, bw, compile_cache, replays)))
-            print(f"done align B{B} {out_dtype}", file=sys.stderr, flush=True)
     name = torch.cuda.get_device_name(0)
     doc = {
         "benchmark": "bench/bench_gpu_align.py", "device": name,
@@ -321,13 +311,37 @@ def main():
     }
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, "gpu_align_" + re.sub(r"[^A-Za-z0-9]+", "_", name) + ".json")
-    with open(path, "w") as f:
-        json.dump(doc, f, indent=1)
+
+    def record(case, run):
+        """Runs one case; the JSON is rewritten after every case, so a cut-short run keeps
+        what it measured, and a failing case is recorded without stopping the others."""
+        try:
+            results.append(finish(run()))
+        except Exception as e:  # noqa: BLE001 - reported in the JSON and on stderr
+            traceback.print_exc()
+            results.append({"op": case, "error": f"{type(e).__name__}: {e}"})
+        with open(path, "w") as f:
+            json.dump(doc, f, indent=1)
+        print(f"done {case}", file=sys.stderr, flush=True)
+
+    shapes = [(32, 500, 250, 256), (64, 4096, 1024, 32), (256, 1000, 500, 64),
+              (1024, 2000, 1000, 12), (256, 4096, 1024, 256)]
+    for dtype in (torch.float32, torch.bfloat16):
+        for B, S, T, D in shapes:
+            record(f"resample B{B} S{S} T{T} D{D} {dtype}",
+                   lambda: resample_case(B, S, T, D, dtype, l2, bw, compile_cache, replays))
+    for out_dtype in (torch.float32, torch.bfloat16):
+        for B in (1, 32, 256):
+            record(f"align B{B} out {out_dtype}",
+                   lambda: align_case(B, out_dtype, l2, bw, compile_cache, replays))
     print(f"device {name}, copy bandwidth {bw / 1e9:.0f} GB/s; wrote {path}")
     hdr = (f"{'case':34} {'ours us':>9} {'eager':>9} {'compile':>9} {'floor':>8} "
            f"{'%floor':>7} {'GB/s':>6} {'xeager':>7} {'xcomp':>6} {'wall us':>8}")
     print(hdr)
     for r in results:
+        if "error" in r:
+            print(f"{r['op']:34} FAILED: {r['error'][:80]}")
+            continue
         if r["op"] == "resample":
             case = f"resample B{r['B']} S{r['S']} T{r['T']} D{r['D']} {r['dtype']}"
         else:

@@ -13,7 +13,8 @@ B64 S4096 T1024 D32, all in the same run and with the same thread count:
 
 The C binary generates the data from --seed and dumps it; the baselines run
 on the same arrays, and the results must agree (max |diff| <= 1e-5, values
-in [-1, 1]) or the script exits 1. Prints a table and writes
+in [-1, 1]) or the script exits 1. Run it on an otherwise idle machine (the
+1-minute load average before and after is recorded). Prints a table and writes
 bench/results/resample_cpu_<cpu-model>.json: device, threads, library
 versions, shapes, median/p10/p90 seconds per implementation, GB/s (bytes of
 values + times + targets + out divided by the median) and the speed-up of
@@ -126,6 +127,7 @@ def main():
     binary = find_binary(args.bin)
     torch.set_num_threads(args.threads)
     device = cpu_model()
+    load_before = os.getloadavg()
     results, version = [], None
     for shape in SHAPES:
         with tempfile.TemporaryDirectory() as dump:
@@ -156,7 +158,8 @@ def main():
                      "vs numpy.interp loop": t_np["median_s"] / rc["median_s"]}))
     report = dict(
         benchmark="resample_cpu", command="python bench/bench_resample_cpu.py " +
-        " ".join(sys.argv[1:]), device=device, threads=args.threads,
+        " ".join(sys.argv[1:]), device=device, threads=args.threads, cpu_count=os.cpu_count(),
+        load_average_before_after=[load_before[0], os.getloadavg()[0]],
         numpy_threads="1 (numpy.interp is single-threaded)",
         versions=dict(robocache=version, torch=torch.__version__, numpy=np.__version__,
                       python=sys.version.split()[0]),

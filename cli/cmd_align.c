@@ -103,6 +103,7 @@ static int parse_args(int argc, char **argv, align_job *job, int *help) {
       targets++;
       break;
     case 'T':
+      rc_cli_source_free(&job->target_file); /* a repeated --target-file is refused below */
       if (rc_cli_parse_source(optarg, 0, &job->target_file, msg, sizeof msg) < 0)
         code = rc_cli_usage_error("align", "--target-file %s", msg);
       targets++;

@@ -364,13 +364,10 @@ ROBOCACHE_API robocache_status robocache_voxel_grid_size(robocache_ctx *ctx,
  * later one is strictly greater. Anchors: numpy.bincount (COUNT, SUM, MEAN),
  * numpy.maximum.at (MAX). stats->voxels_nonempty counts the non-empty
  * voxels; the max_points / max_voxels counters are 0. */
-ROBOCACHE_API robocache_status robocache_voxelize(robocache_ctx *ctx,
-                                                  const robocache_tensor *points,
-                                                  const robocache_tensor *offsets,
-                                                  const float voxel_size[3],
-                                                  const float point_cloud_range[6],
-                                                  int32_t mode, robocache_tensor *out,
-                                                  robocache_voxel_stats *stats);
+ROBOCACHE_API robocache_status robocache_voxelize(
+    robocache_ctx *ctx, const robocache_tensor *points, const robocache_tensor *offsets,
+    const float voxel_size[3], const float point_cloud_range[6], int32_t mode,
+    robocache_tensor *out, robocache_voxel_stats *stats);
 
 /* Hard voxelization, as mmcv hard voxelization in deterministic mode (the
  * input of PointPillars / SECOND / CenterPoint), per cloud:
@@ -394,10 +391,12 @@ ROBOCACHE_API robocache_status robocache_voxelize_hard(
 
 /* Voxel-grid downsampling: one point per non-empty voxel, the mean of all C
  * columns of its points (f64 sum in input order / count, rounded to f32),
- * clouds and points in order of first appearance (as PCL VoxelGrid / Open3D
- * voxel_down_sample, whose output order differs).
+ * clouds one after another, voxels in order of first appearance (PCL
+ * VoxelGrid outputs the same voxels sorted by voxel index, its means summed
+ * in f32).
  *
- * point_cloud_range  float[6] or NULL. NULL: PCL VoxelGrid voxels: index
+ * point_cloud_range  float[6]: voxels and range check as above; or NULL:
+ *            PCL VoxelGrid voxels: index
  *            floor(p * (1 / leaf)) per axis in f32, the grid starting at the
  *            cloud's minimum (finite points), no range check.
  * out        [capacity,C] f32 C-contiguous; capacity N always suffices.

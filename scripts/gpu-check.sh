@@ -58,7 +58,8 @@ section_build() {
   step build-configure 120 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DROBOCACHE_WERROR=ON -DROBOCACHE_CUDA=ON -DROBOCACHE_HDF5=OFF \
     -DCMAKE_CUDA_ARCHITECTURES="$ARCH"
-  step build 300 cmake --build "$BUILD" -j "$(nproc)"
+  # -k 0: a failure in one target (another op in progress) does not hide the others
+  step build 300 cmake --build "$BUILD" -j "$(nproc)" -- -k 0
 }
 
 section_ctest() {
@@ -98,9 +99,9 @@ section_bench() {
 section_env
 section_build
 section_ctest
-section_sanitizer
 section_python
 section_bench
+section_sanitizer
 
 # bench tables and failures at the end of the log are what a reader needs first
 grep -A40 '^device .*copy bandwidth' "$LOG" || true

@@ -26,8 +26,7 @@ typedef struct rcpy_tensor {
  * messages. stream: None, or the consumer's CUDA stream handed to
  * __dlpack__(stream=...). writable: 1 for outputs (read-only -> BufferError).
  * Returns 0, or -1 with a Python exception set (nothing to release then). */
-int rcpy_import(PyObject *obj, const char *what, PyObject *stream, int writable,
-                rcpy_tensor *out);
+int rcpy_import(PyObject *obj, const char *what, PyObject *stream, int writable, rcpy_tensor *out);
 /* Module-init setup of the interned names used by rcpy_import. */
 int rcpy_dlpack_init(void);
 /* Calls the producer's deleter (once; later calls do nothing). GIL held. */
@@ -42,8 +41,8 @@ extern PyTypeObject rcpy_buffer_type;
 /* Buffer dtype for masks: exported as DLPack bool (8 bit), written by the
  * library as uint8 0/1. */
 #define RCPY_DTYPE_BOOL 100
-/* New Buffer of the given shape and dtype (robocache_dtype or RCPY_DTYPE_BOOL) (uninitialised, 64-byte aligned);
- * NULL with MemoryError set. *view receives a tensor describing it. */
+/* New Buffer of the given shape and dtype (robocache_dtype or RCPY_DTYPE_BOOL) (uninitialised,
+ * 64-byte aligned); NULL with MemoryError set. *view receives a tensor describing it. */
 PyObject *rcpy_buffer_new(int32_t dtype, int ndim, const int64_t *shape, rcpy_tensor *view);
 
 /* ---- errors (errors.c) ---------------------------------------------------- */
@@ -70,8 +69,9 @@ int rcpy_double(PyObject *v, const char *what, double *out);
  * options converted for time_dtype. `who` prefixes messages. */
 int rcpy_interp_options(PyObject *const *args, int32_t time_dtype, const char *who,
                         robocache_interp_options *o);
-#define RCPY_NUM_OPTION_ARGS 7 /* method, extrapolate, fill_value, max_gap,
-                                  tolerance, time_offset, quat_order */
+#define RCPY_NUM_OPTION_ARGS                                                                       \
+  7 /* method, extrapolate, fill_value, max_gap,                                                   \
+       tolerance, time_offset, quat_order */
 
 /* ---- views (views.c) -----------------------------------------------------
  * Checks the ranks of one stream (batched: times [B,S], values [B,S,D] or
@@ -98,5 +98,6 @@ int rcpy_cuda_stream(PyObject *stream, const rcpy_tensor *ref);
 extern PyMethodDef rcpy_core_methods[];
 extern PyMethodDef rcpy_align_methods[];
 extern PyMethodDef rcpy_grid_methods[];
+extern PyMethodDef rcpy_bench_methods[];
 
 #endif

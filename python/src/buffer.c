@@ -116,8 +116,8 @@ static void buffer_dealloc(rcpy_buffer *self) {
 static PyObject *buffer_dlpack(rcpy_buffer *self, PyObject *args, PyObject *kwargs) {
   static char *kw[] = {"stream", "max_version", "dl_device", "copy", NULL};
   PyObject *stream = Py_None, *max_version = Py_None, *dl_device = Py_None, *copy = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOOO:__dlpack__", kw, &stream,
-                                   &max_version, &dl_device, &copy))
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOOO:__dlpack__", kw, &stream, &max_version,
+                                   &dl_device, &copy))
     return NULL;
   if (!self->block) {
     PyErr_SetString(PyExc_BufferError,
@@ -144,9 +144,8 @@ static PyObject *buffer_dlpack(rcpy_buffer *self, PyObject *args, PyObject *kwar
     versioned = major >= RCDL_MAJOR;
   }
   rcpy_block *b = self->block;
-  PyObject *cap = versioned
-                      ? PyCapsule_New(&b->mv, "dltensor_versioned", capsule_versioned_free)
-                      : PyCapsule_New(&b->ml, "dltensor", capsule_legacy_free);
+  PyObject *cap = versioned ? PyCapsule_New(&b->mv, "dltensor_versioned", capsule_versioned_free)
+                            : PyCapsule_New(&b->ml, "dltensor", capsule_legacy_free);
   if (cap) self->block = NULL;
   return cap;
 }

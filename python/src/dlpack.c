@@ -7,11 +7,11 @@
 
 #include <string.h>
 
-static PyObject *s_dlpack;      /* "__dlpack__" */
-static PyObject *s_kw_ver;      /* ("max_version",) */
-static PyObject *s_kw_str_ver;  /* ("stream", "max_version") */
-static PyObject *s_kw_str;      /* ("stream",) */
-static PyObject *s_version;     /* (1, 0) */
+static PyObject *s_dlpack;     /* "__dlpack__" */
+static PyObject *s_kw_ver;     /* ("max_version",) */
+static PyObject *s_kw_str_ver; /* ("stream", "max_version") */
+static PyObject *s_kw_str;     /* ("stream",) */
+static PyObject *s_version;    /* (1, 0) */
 
 int rcpy_dlpack_init(void) {
   s_dlpack = PyUnicode_InternFromString("__dlpack__");
@@ -36,8 +36,8 @@ static PyObject *call_dlpack(PyObject *obj, const char *what, PyObject *stream) 
   if (!cap && PyErr_ExceptionMatches(PyExc_AttributeError)) {
     PyErr_Clear();
     PyErr_Format(PyExc_TypeError,
-                 "%s: expected a tensor or array supporting DLPack (__dlpack__), got %.200s",
-                 what, Py_TYPE(obj)->tp_name);
+                 "%s: expected a tensor or array supporting DLPack (__dlpack__), got %.200s", what,
+                 Py_TYPE(obj)->tp_name);
   } else if (!cap && PyErr_ExceptionMatches(PyExc_BufferError)) {
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
@@ -54,7 +54,7 @@ static int32_t dtype_from_dl(rcdl_dtype d) {
   if (d.lanes != 1) return -1;
   switch (d.code) {
   case RCDL_FLOAT:
-    return d.bits == 32 ? ROBOCACHE_DTYPE_F32
+    return d.bits == 32   ? ROBOCACHE_DTYPE_F32
            : d.bits == 64 ? ROBOCACHE_DTYPE_F64
            : d.bits == 16 ? ROBOCACHE_DTYPE_F16
                           : -1;
@@ -120,8 +120,8 @@ static int consume_capsule(PyObject *cap, const char *what, rcpy_tensor *out) {
     out->managed = m;
     out->versioned = 1;
     if (m->version.major != RCDL_MAJOR) {
-      PyErr_Format(PyExc_BufferError, "%s: DLPack version %u.%u is not supported (need 1.x)",
-                   what, (unsigned)m->version.major, (unsigned)m->version.minor);
+      PyErr_Format(PyExc_BufferError, "%s: DLPack version %u.%u is not supported (need 1.x)", what,
+                   (unsigned)m->version.major, (unsigned)m->version.minor);
       rcpy_release(out);
       return -1;
     }
@@ -149,8 +149,7 @@ static int consume_capsule(PyObject *cap, const char *what, rcpy_tensor *out) {
   return 0;
 }
 
-int rcpy_import(PyObject *obj, const char *what, PyObject *stream, int writable,
-                rcpy_tensor *out) {
+int rcpy_import(PyObject *obj, const char *what, PyObject *stream, int writable, rcpy_tensor *out) {
   memset(out, 0, sizeof *out);
   PyObject *cap;
   if (PyCapsule_CheckExact(obj)) {

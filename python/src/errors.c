@@ -18,7 +18,6 @@ PyObject *rcpy_raise_status(robocache_status s, const char *who) {
   default: type = rcpy_error; break;
   }
   const char *msg = robocache_ctx_error_message(NULL);
-  PyErr_Format(type, "%s: %s (%s)", who, msg && *msg ? msg : "failed",
-               robocache_status_name(s));
+  PyErr_Format(type, "%s: %s (%s)", who, msg && *msg ? msg : "failed", robocache_status_name(s));
   return NULL;
 }

@@ -60,14 +60,13 @@ static PyObject *py_resample(PyObject *self, PyObject *const *a, Py_ssize_t n) {
   int64_t shape[3];
   int nd = user_shape(shape, batched, tt.shape[0], tt.shape[1], channels, v.shape[2]);
   int on_cuda = tt.t.device_type == ROBOCACHE_DEVICE_CUDA;
-  if (rcpy_output(a[12], "out", out_dtype, nd, shape, on_cuda, stream, &o, &out_obj) < 0)
-    goto done;
+  if (rcpy_output(a[12], "out", out_dtype, nd, shape, on_cuda, stream, &o, &out_obj) < 0) goto done;
   lib_view(&o, batched, channels);
   int want_valid = a[13] != Py_None || PyObject_IsTrue(a[15]) == 1;
   if (want_valid) {
     nd = user_shape(shape, batched, tt.shape[0], tt.shape[1], 0, 0);
-    if (rcpy_output(a[13], "valid", RCPY_DTYPE_BOOL, nd, shape, on_cuda, stream, &val,
-                    &valid_obj) < 0)
+    if (rcpy_output(a[13], "valid", RCPY_DTYPE_BOOL, nd, shape, on_cuda, stream, &val, &valid_obj) <
+        0)
       goto done;
     if (!batched) rcpy_unsqueeze(&val, 0);
   }
@@ -121,8 +120,8 @@ static PyObject *py_resample_backward(PyObject *self, PyObject *const *a, Py_ssi
   if (rcpy_cuda_stream(stream, &tt) < 0) goto done;
   robocache_status st;
   Py_BEGIN_ALLOW_THREADS;
-  st = robocache_resample_backward(NULL, &go.t, &t.t, opt_t(&len), &tt.t, opt_t(&tlen), &opt,
-                                   &gv.t);
+  st =
+      robocache_resample_backward(NULL, &go.t, &t.t, opt_t(&len), &tt.t, opt_t(&tlen), &opt, &gv.t);
   Py_END_ALLOW_THREADS;
   if (st != ROBOCACHE_OK) {
     rcpy_raise_status(st, "resample_backward");
@@ -205,30 +204,27 @@ static PyObject *py_align(PyObject *self, PyObject *const *a, Py_ssize_t n) {
     goto done;
   int64_t D = 0;
   for (Py_ssize_t k = 0; k < K; k++)
-    if (import_stream(PyTuple_GET_ITEM(seq, k), (int)k, batched, stream, &as[k], &cs[k], &D) <
-        0)
+    if (import_stream(PyTuple_GET_ITEM(seq, k), (int)k, batched, stream, &as[k], &cs[k], &D) < 0)
       goto done;
   int32_t out_dtype = ROBOCACHE_DTYPE_F32;
   if (rcpy_float_dtype(a[5], "out_dtype", &out_dtype) < 0) goto done;
   int64_t shape[3];
   int nd = user_shape(shape, batched, tt.shape[0], tt.shape[1], 1, D);
   int on_cuda = tt.t.device_type == ROBOCACHE_DEVICE_CUDA;
-  if (rcpy_output(a[3], "out", out_dtype, nd, shape, on_cuda, stream, &o, &out_obj) < 0)
-    goto done;
+  if (rcpy_output(a[3], "out", out_dtype, nd, shape, on_cuda, stream, &o, &out_obj) < 0) goto done;
   lib_view(&o, batched, 1);
   int want_valid = a[4] != Py_None || PyObject_IsTrue(a[6]) == 1;
   if (want_valid) {
     nd = user_shape(shape, batched, tt.shape[0], tt.shape[1], 1, K);
-    if (rcpy_output(a[4], "valid", RCPY_DTYPE_BOOL, nd, shape, on_cuda, stream, &val,
-                    &valid_obj) < 0)
+    if (rcpy_output(a[4], "valid", RCPY_DTYPE_BOOL, nd, shape, on_cuda, stream, &val, &valid_obj) <
+        0)
       goto done;
     lib_view(&val, batched, 1);
   }
   if (rcpy_cuda_stream(stream, &tt) < 0) goto done;
   robocache_status st;
   Py_BEGIN_ALLOW_THREADS;
-  st = robocache_align(NULL, cs, (int32_t)K, &tt.t, opt_t(&tlen), &o.t,
-                       want_valid ? &val.t : NULL);
+  st = robocache_align(NULL, cs, (int32_t)K, &tt.t, opt_t(&tlen), &o.t, want_valid ? &val.t : NULL);
   Py_END_ALLOW_THREADS;
   if (st != ROBOCACHE_OK)
     rcpy_raise_status(st, "align");

@@ -89,8 +89,7 @@ static PyObject *py_uniform_grid(PyObject *self, PyObject *const *a, Py_ssize_t 
     PyErr_NoMemory();
     goto done;
   }
-  robocache_status st =
-      robocache_streams_span(NULL, cs, (int32_t)K, span, bounds, bounds + B);
+  robocache_status st = robocache_streams_span(NULL, cs, (int32_t)K, span, bounds, bounds + B);
   if (st != ROBOCACHE_OK) {
     rcpy_raise_status(st, "uniform_grid");
     goto done;

@@ -10,12 +10,9 @@ typedef struct name_code {
   int32_t code;
 } name_code;
 
-static const name_code k_methods[] = {{"linear", ROBOCACHE_LINEAR},
-                                      {"nearest", ROBOCACHE_NEAREST},
-                                      {"previous", ROBOCACHE_PREVIOUS},
-                                      {"next", ROBOCACHE_NEXT},
-                                      {"slerp", ROBOCACHE_SLERP},
-                                      {NULL, 0}};
+static const name_code k_methods[] = {
+    {"linear", ROBOCACHE_LINEAR}, {"nearest", ROBOCACHE_NEAREST}, {"previous", ROBOCACHE_PREVIOUS},
+    {"next", ROBOCACHE_NEXT},     {"slerp", ROBOCACHE_SLERP},     {NULL, 0}};
 static const name_code k_extrapolate[] = {{"clamp", ROBOCACHE_EXTRAP_CLAMP},
                                           {"fill", ROBOCACHE_EXTRAP_FILL},
                                           {"extrapolate", ROBOCACHE_EXTRAP_EXTRAPOLATE},
@@ -96,8 +93,8 @@ int rcpy_time_ns(PyObject *v, int32_t time_dtype, const char *what, int64_t *ns)
     if (!i) {
       PyErr_Clear();
       PyErr_Format(PyExc_TypeError,
-                   "%s: times are int64 nanoseconds, so %s is an int in ns; got %.100s", what,
-                   what, Py_TYPE(v)->tp_name);
+                   "%s: times are int64 nanoseconds, so %s is an int in ns; got %.100s", what, what,
+                   Py_TYPE(v)->tp_name);
       return -1;
     }
     int overflow = 0;
@@ -115,8 +112,8 @@ int rcpy_time_ns(PyObject *v, int32_t time_dtype, const char *what, int64_t *ns)
   double scale = time_dtype == ROBOCACHE_DTYPE_I64 ? 1.0 : 1e9;
   const char *unit = time_dtype == ROBOCACHE_DTYPE_I64 ? "ns" : "s";
   if (!isfinite(x) || fabs(x * scale) >= 9.2e18) {
-    PyErr_Format(PyExc_ValueError, "%s: %R %s is not a finite time that fits in int64 ns", what,
-                 v, unit);
+    PyErr_Format(PyExc_ValueError, "%s: %R %s is not a finite time that fits in int64 ns", what, v,
+                 unit);
     return -1;
   }
   if (time_dtype == ROBOCACHE_DTYPE_I64 && x != floor(x)) {
@@ -137,9 +134,8 @@ static int positive_time(PyObject *v, int32_t time_dtype, const char *who, const
   PyOS_snprintf(what, sizeof what, "%s%s", who, name);
   if (rcpy_time_ns(v, time_dtype, what, ns) < 0) return -1;
   if (v != Py_None && *ns <= 0) {
-    PyErr_Format(PyExc_ValueError,
-                 "%s: must be > 0 (%s), or None for no limit; got %R (%lld ns)", what,
-                 time_dtype == ROBOCACHE_DTYPE_I64 ? "ns" : "s", v, (long long)*ns);
+    PyErr_Format(PyExc_ValueError, "%s: must be > 0 (%s), or None for no limit; got %R (%lld ns)",
+                 what, time_dtype == ROBOCACHE_DTYPE_I64 ? "ns" : "s", v, (long long)*ns);
     return -1;
   }
   return 0;
@@ -155,8 +151,7 @@ int rcpy_interp_options(PyObject *const *a, int32_t time_dtype, const char *who,
   if (rcpy_double(a[2], RCPY_WHAT("fill_value"), &o->fill_value) < 0) return -1;
   if (positive_time(a[3], time_dtype, who, "max_gap", &o->max_gap_ns) < 0) return -1;
   if (positive_time(a[4], time_dtype, who, "tolerance", &o->tolerance_ns) < 0) return -1;
-  if (rcpy_time_ns(a[5], time_dtype, RCPY_WHAT("time_offset"), &o->time_offset_ns) < 0)
-    return -1;
+  if (rcpy_time_ns(a[5], time_dtype, RCPY_WHAT("time_offset"), &o->time_offset_ns) < 0) return -1;
   if (rcpy_quat_order(a[6], RCPY_WHAT("quat_order"), &o->quat_order) < 0) return -1;
 #undef RCPY_WHAT
   return 0;

@@ -78,8 +78,7 @@ int rcpy_optional_lengths(PyObject *obj, const char *what, int batched, PyObject
   if (obj == Py_None) return 0;
   if (!batched) {
     PyErr_Format(PyExc_ValueError,
-                 "%s: only for batched inputs ([B,S] times); unbatched rows are complete",
-                 what);
+                 "%s: only for batched inputs ([B,S] times); unbatched rows are complete", what);
     return -1;
   }
   return rcpy_import(obj, what, stream, 0, t);

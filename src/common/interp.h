@@ -5,7 +5,9 @@
  *
  * For one target time x of row b and one stream, a backend:
  *   1. finds the bracket of x in the row's valid samples t[0..n-1]
- *      (rc_bracket_i64 for int64 ns times, rc_bracket_f64 for float seconds),
+ *      (rc_bracket_i64 for int64 ns times, rc_bracket_f64 for float seconds;
+ *      or rc_search_*_from with a hint, e.g. the previous sorted target's
+ *      sample, then rc_bracket_at_*),
  *   2. turns it into an rc_target with rc_target_decide (what the target gets
  *      under method / extrapolate / max_gap / tolerance, and whether it is
  *      valid),
@@ -92,9 +94,22 @@ typedef struct rc_target {
 } rc_target;
 
 /* Largest i in [0,n) with t[i*st] + off <= x, or -1 when x < t[0] + off.
- * t: a row of int64 ns times with element stride st, strictly increasing. */
-RC_HD int64_t rc_search_i64(const int64_t *t, int64_t st, int64_t n, int64_t off, int64_t x) {
+ * t: a row of int64 ns times with element stride st, strictly increasing.
+ * hint (or -1): a guess of the answer, e.g. the previous target's when the
+ * targets are sorted; the search gallops forward from it (O(log distance)).
+ * The answer does not depend on the hint. */
+RC_HD int64_t rc_search_i64_from(const int64_t *t, int64_t st, int64_t n, int64_t off, int64_t x,
+                                 int64_t hint) {
   int64_t lo = -1, hi = n; /* t[lo] <= x < t[hi], with virtual ends */
+  if (hint >= 0 && hint < n) {
+    if (t[hint * st] + off <= x) {
+      int64_t step = 1;
+      for (lo = hint; lo + step < n && t[(lo + step) * st] + off <= x; step *= 2) lo += step;
+      hi = lo + step < n ? lo + step : n;
+    } else {
+      hi = hint;
+    }
+  }
   while (hi - lo > 1) {
     int64_t mid = lo + (hi - lo) / 2;
     if (t[mid * st] + off <= x)
@@ -105,17 +120,32 @@ RC_HD int64_t rc_search_i64(const int64_t *t, int64_t st, int64_t n, int64_t off
   return lo;
 }
 
+/* rc_search_i64_from without a hint. */
+RC_HD int64_t rc_search_i64(const int64_t *t, int64_t st, int64_t n, int64_t off, int64_t x) {
+  return rc_search_i64_from(t, st, n, off, x, -1);
+}
+
 /* Time i of a float-second row (f64 or f32, element stride st) shifted by
  * off_s, in double. */
 RC_HD double rc_time_f64(int32_t dtype, const void *t, int64_t st, int64_t i, double off_s) {
   return rc_load_time_f64(dtype, t, i * st) + off_s;
 }
 
-/* As rc_search_i64 for float-second times of dtype f64 or f32; comparisons
- * in double after adding off_s (seconds). */
-RC_HD int64_t rc_search_f64(int32_t dtype, const void *t, int64_t st, int64_t n, double off_s,
-                            double x) {
+/* As rc_search_i64_from for float-second times of dtype f64 or f32;
+ * comparisons in double after adding off_s (seconds). */
+RC_HD int64_t rc_search_f64_from(int32_t dtype, const void *t, int64_t st, int64_t n, double off_s,
+                                 double x, int64_t hint) {
   int64_t lo = -1, hi = n;
+  if (hint >= 0 && hint < n) {
+    if (rc_time_f64(dtype, t, st, hint, off_s) <= x) {
+      int64_t step = 1;
+      for (lo = hint; lo + step < n && rc_time_f64(dtype, t, st, lo + step, off_s) <= x; step *= 2)
+        lo += step;
+      hi = lo + step < n ? lo + step : n;
+    } else {
+      hi = hint;
+    }
+  }
   while (hi - lo > 1) {
     int64_t mid = lo + (hi - lo) / 2;
     if (rc_time_f64(dtype, t, st, mid, off_s) <= x)
@@ -126,11 +156,17 @@ RC_HD int64_t rc_search_f64(int32_t dtype, const void *t, int64_t st, int64_t n,
   return lo;
 }
 
+/* rc_search_f64_from without a hint. */
+RC_HD int64_t rc_search_f64(int32_t dtype, const void *t, int64_t st, int64_t n, double off_s,
+                            double x) {
+  return rc_search_f64_from(dtype, t, st, n, off_s, x, -1);
+}
+
 /* Bracket of target x (int64 ns) in the n >= 1 valid samples of an int64 ns
  * row (stride st), with o's time_offset_ns, max_gap_ns and tolerance_ns,
  * given i0 as rc_search_i64 returns it. */
-RC_HD rc_bracket rc_bracket_at_i64(const robocache_interp_options *o, const int64_t *t,
-                                   int64_t st, int64_t n, int64_t x, int64_t i0) {
+RC_HD rc_bracket rc_bracket_at_i64(const robocache_interp_options *o, const int64_t *t, int64_t st,
+                                   int64_t n, int64_t x, int64_t i0) {
   rc_bracket r;
   int64_t off = o->time_offset_ns;
   r.n = n;
@@ -174,8 +210,8 @@ RC_HD rc_bracket rc_bracket_i64(const robocache_interp_options *o, const int64_t
  * as rc_search_f64 returns it: the offset and the max_gap / tolerance
  * options are converted with * 1e-9 and every comparison and difference is
  * in double. */
-RC_HD rc_bracket rc_bracket_at_f64(const robocache_interp_options *o, int32_t dtype,
-                                   const void *t, int64_t st, int64_t n, double x, int64_t i0) {
+RC_HD rc_bracket rc_bracket_at_f64(const robocache_interp_options *o, int32_t dtype, const void *t,
+                                   int64_t st, int64_t n, double x, int64_t i0) {
   rc_bracket r;
   double off = (double)o->time_offset_ns * 1e-9;
   r.n = n;

@@ -25,12 +25,23 @@ typedef struct rc_voxel_keyer {
   int64_t grid[3];   /* x, y, z extents of the key space */
 } rc_voxel_keyer;
 
-/* Index on one axis of the point_cloud_range grid; 0 when out of range. */
+/* Index on one axis of the point_cloud_range grid, floor((p - lo) / size)
+ * in f32; 0 when out of range. With v = (p - lo) / size and an integer grid,
+ * 0 <= floor(v) < grid exactly when 0 <= v < grid (NaN fails both), and for
+ * v >= 0 floor(v) is the truncation (int64_t)v: no floorf call needed. */
 RC_HD int rc_voxel_axis(float p, float lo, float size, int64_t grid, int64_t *idx) {
-  float c = floorf((p - lo) / size);
-  if (!(c >= 0.0f && c < (float)grid)) return 0;
-  *idx = (int64_t)c;
+  float v = (p - lo) / size;
+  if (!(v >= 0.0f && v < (float)grid)) return 0;
+  *idx = (int64_t)v;
   return 1;
+}
+
+/* floorf(x) for finite x (the sign of a zero result may differ), inline:
+ * floats of magnitude >= 2^23 are integers already. */
+RC_HD float rc_floorf(float x) {
+  if (!(x > -8388608.0f && x < 8388608.0f)) return x;
+  float t = (float)(int32_t)x;
+  return t > x ? t - 1.0f : t;
 }
 
 /* Classifies point (x, y, z) and, when RC_VOXEL_IN, writes its voxel
@@ -41,7 +52,7 @@ RC_HD int rc_voxel_locate(const rc_voxel_keyer *k, float x, float y, float z, in
   const float p[3] = {x, y, z};
   for (int a = 0; a < 3; a++) {
     if (k->pcl) {
-      ijk[a] = (int64_t)(floorf(p[a] * k->inv_leaf[a]) - k->lo[a]);
+      ijk[a] = (int64_t)(rc_floorf(p[a] * k->inv_leaf[a]) - k->lo[a]);
     } else if (!rc_voxel_axis(p[a], k->lo[a], k->size[a], k->grid[a], &ijk[a])) {
       return RC_VOXEL_RANGE;
     }

@@ -18,8 +18,9 @@
     for (int64_t i = 0; i < s->S; i++)                                                             \
       for (int64_t d = 0; d < D; d++) dst[i * ds + d * dc] = 0;                                    \
     const int64_t n = cpu_target_count(p, b);                                                      \
+    int64_t hint = -1;                                                                             \
     for (int64_t t = 0; t < n; t++) {                                                              \
-      rc_target tg = cpu_target(p, s, b, t);                                                       \
+      rc_target tg = cpu_target(p, s, b, t, &hint);                                                \
       if (tg.mode == RC_TGT_ERROR) return t;                                                       \
       if (tg.mode != RC_TGT_SAMPLE && tg.mode != RC_TGT_INTERP) continue;                          \
       const T *gt = src + t * gs;                                                                  \
@@ -55,5 +56,6 @@ robocache_status rc_align_backward_cpu(robocache_ctx *ctx, const rc_align_proble
   }
   if (first_err == INT64_MAX) return ROBOCACHE_OK;
   const int64_t b = first_err / p->T, t = first_err % p->T;
-  return rc_align_target_error(ctx, p, 0, b, t, cpu_target(p, &p->streams[0], b, t).err);
+  int64_t hint = -1;
+  return rc_align_target_error(ctx, p, 0, b, t, cpu_target(p, &p->streams[0], b, t, &hint).err);
 }

@@ -66,49 +66,56 @@ static void write_fast_f32(const rc_stream_view *s, const float *v, int64_t vs, 
 DEFINE_WRITE_GENERIC(write_generic_f32, float, rc_load_f32, rc_lerp_f32, rc_slerp_f32)
 DEFINE_WRITE_GENERIC(write_generic_f64, double, rc_load_f64, rc_lerp_f64, rc_slerp_f64)
 
-/* Writes target t of row b for every stream; returns the first stream whose
- * target is an EXTRAP_ERROR, or -1. */
-static int write_target(const rc_align_problem *p, int64_t b, int64_t t) {
-  const rc_view *out = &p->out;
-  const int padded = t >= cpu_target_count(p, b);
-  const int64_t ob = b * out->strides[0] + t * out->strides[1];
-  int err_k = -1;
-  for (int k = 0; k < p->K; k++) {
-    const rc_stream_view *s = &p->streams[k];
-    const rc_view *v = &s->values;
-    rc_target tg = padded ? rc_target_padded() : cpu_target(p, s, b, t);
-    if (tg.mode == RC_TGT_ERROR && err_k < 0) err_k = k;
-    const int64_t vb = b * v->strides[0], obk = ob + s->col * out->strides[2];
-    if (v->dtype == ROBOCACHE_DTYPE_F32 && out->dtype == ROBOCACHE_DTYPE_F32 &&
-        v->strides[2] == 1 && out->strides[2] == 1)
-      write_fast_f32(s, (const float *)v->data + vb, v->strides[1], &tg, (float *)out->data + obk);
-    else if (v->dtype == ROBOCACHE_DTYPE_F64 || out->dtype == ROBOCACHE_DTYPE_F64)
-      write_generic_f64(s, out, vb, obk, &tg);
+/* Targets per OpenMP task: one chunk of one row, every stream. */
+#define CPU_CHUNK 128
+
+/* Writes targets [t0, t1) of row b for stream k (a bracket hint carried from
+ * target to target); returns the first EXTRAP_ERROR target, or -1. */
+static int64_t write_chunk(const rc_align_problem *p, int k, int64_t b, int64_t t0, int64_t t1) {
+  const rc_view *out = &p->out, *m = &p->valid;
+  const rc_stream_view *s = &p->streams[k];
+  const rc_view *v = &s->values;
+  const int64_t count = cpu_target_count(p, b), vb = b * v->strides[0];
+  const int fast = v->dtype == ROBOCACHE_DTYPE_F32 && out->dtype == ROBOCACHE_DTYPE_F32 &&
+                   v->strides[2] == 1 && out->strides[2] == 1;
+  const int wide = v->dtype == ROBOCACHE_DTYPE_F64 || out->dtype == ROBOCACHE_DTYPE_F64;
+  int64_t hint = -1, err = -1;
+  for (int64_t t = t0; t < t1; t++) {
+    rc_target tg = t >= count ? rc_target_padded() : cpu_target(p, s, b, t, &hint);
+    if (tg.mode == RC_TGT_ERROR && err < 0) err = t;
+    const int64_t ob = b * out->strides[0] + t * out->strides[1] + s->col * out->strides[2];
+    if (fast)
+      write_fast_f32(s, (const float *)v->data + vb, v->strides[1], &tg, (float *)out->data + ob);
+    else if (wide)
+      write_generic_f64(s, out, vb, ob, &tg);
     else
-      write_generic_f32(s, out, vb, obk, &tg);
-    if (p->has_valid) {
-      const rc_view *m = &p->valid;
+      write_generic_f32(s, out, vb, ob, &tg);
+    if (p->has_valid)
       ((uint8_t *)m->data)[b * m->strides[0] + t * m->strides[1] + k * m->strides[2]] =
           (uint8_t)tg.valid;
-    }
   }
-  return err_k;
+  return err;
 }
 
 robocache_status rc_align_cpu(robocache_ctx *ctx, const rc_align_problem *p) {
-  const int64_t total = p->B * p->T, K = p->K;
+  const int64_t K = p->K, chunks = (p->T + CPU_CHUNK - 1) / CPU_CHUNK, tasks = p->B * chunks;
   int64_t first_err = INT64_MAX; /* flat index (b * T + t) * K + k */
   const int threads = cpu_threads(rc_ctx(ctx)->num_threads);
   (void)threads;
 #pragma omp parallel for num_threads(threads) schedule(static)                                     \
     reduction(min                                                                                  \
-              : first_err) if (total > 64)
-  for (int64_t i = 0; i < total; i++) {
-    int k = write_target(p, i / p->T, i % p->T);
-    if (k >= 0 && i * K + k < first_err) first_err = i * K + k;
+              : first_err) if (tasks > 1 && p->B * p->T * (p->Dout + 8) > 65536)
+  for (int64_t task = 0; task < tasks; task++) {
+    const int64_t b = task / chunks, t0 = (task % chunks) * CPU_CHUNK;
+    const int64_t t1 = t0 + CPU_CHUNK < p->T ? t0 + CPU_CHUNK : p->T;
+    for (int k = 0; k < p->K; k++) {
+      int64_t t = write_chunk(p, k, b, t0, t1);
+      if (t >= 0 && (b * p->T + t) * K + k < first_err) first_err = (b * p->T + t) * K + k;
+    }
   }
   if (first_err == INT64_MAX) return ROBOCACHE_OK;
   const int64_t i = first_err / K, b = i / p->T, t = i % p->T;
   const int k = (int)(first_err % K);
-  return rc_align_target_error(ctx, p, k, b, t, cpu_target(p, &p->streams[k], b, t).err);
+  int64_t hint = -1;
+  return rc_align_target_error(ctx, p, k, b, t, cpu_target(p, &p->streams[k], b, t, &hint).err);
 }

@@ -18,20 +18,26 @@ static inline int64_t cpu_target_count(const rc_align_problem *p, int64_t b) {
   return rc_load_i64(p->target_lengths.data, b * p->target_lengths.strides[0]);
 }
 
-/* What target t of row b gets from stream s; t must be < cpu_target_count. */
+/* What target t of row b gets from stream s; t must be < cpu_target_count.
+ * *hint: a guess of the bracket (the previous target's, -1 for none),
+ * updated to this target's; it only changes the speed of the search. */
 static inline rc_target cpu_target(const rc_align_problem *p, const rc_stream_view *s, int64_t b,
-                                   int64_t t) {
+                                   int64_t t, int64_t *hint) {
   int64_t n = s->has_lengths ? rc_load_i64(s->lengths.data, b * s->lengths.strides[0]) : s->S;
   const rc_view *ts = &s->times, *tt = &p->target_times;
   const char *row = ts->data + b * ts->strides[0] * (int64_t)robocache_dtype_size(p->time_dtype);
-  int64_t at = b * tt->strides[0] + t * tt->strides[1];
+  const int64_t st = ts->strides[1], at = b * tt->strides[0] + t * tt->strides[1];
   rc_bracket br;
-  if (p->time_dtype == ROBOCACHE_DTYPE_I64)
-    br =
-        rc_bracket_i64(&s->opt, (const int64_t *)row, ts->strides[1], n, rc_load_i64(tt->data, at));
-  else
-    br = rc_bracket_f64(&s->opt, p->time_dtype, row, ts->strides[1], n,
-                        rc_load_time_f64(p->time_dtype, tt->data, at));
+  if (p->time_dtype == ROBOCACHE_DTYPE_I64) {
+    const int64_t x = rc_load_i64(tt->data, at);
+    *hint = rc_search_i64_from((const int64_t *)row, st, n, s->opt.time_offset_ns, x, *hint);
+    br = rc_bracket_at_i64(&s->opt, (const int64_t *)row, st, n, x, *hint);
+  } else {
+    const double x = rc_load_time_f64(p->time_dtype, tt->data, at);
+    *hint = rc_search_f64_from(p->time_dtype, row, st, n, (double)s->opt.time_offset_ns * 1e-9, x,
+                               *hint);
+    br = rc_bracket_at_f64(&s->opt, p->time_dtype, row, st, n, x, *hint);
+  }
   return rc_target_decide(&s->opt, br);
 }
 

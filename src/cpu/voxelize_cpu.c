@@ -9,7 +9,7 @@
  * Each voxel sees its points in input order, so sums are the same f64 sums
  * in the same order as src/ref: results are bitwise identical to it and
  * independent of the thread count. */
-#include "ops/voxel_problem.h"
+#include "cpu/voxel_keys_cpu.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +18,7 @@
 #endif
 
 #define RC_PAR_MIN 16384 /* fewer items than this run on one thread */
-#define KEY_RANGE (-1)
-#define KEY_NONFINITE (-2)
+#define RC_RUN_WIDTH 8   /* widest sums kept in registers along a run */
 
 typedef struct slot {
   int64_t key; /* -1 = empty */
@@ -27,7 +26,7 @@ typedef struct slot {
 } slot;
 
 typedef struct work {
-  int64_t *key;   /* [n] voxel key, or KEY_RANGE / KEY_NONFINITE */
+  int64_t *key;   /* [n] voxel key, or RC_KEY_RANGE / RC_KEY_NONFINITE */
   int64_t *vkey;  /* [nvox] key of each voxel */
   int64_t *count; /* [nvox] points per voxel */
   double *acc;    /* [nvox * width] sums (dense SUM/MEAN, downsample) */
@@ -87,23 +86,12 @@ static robocache_status work_alloc(robocache_ctx *ctx, const rc_voxel_problem *p
 /* Step 1: keys and point counters of the current cloud. */
 static void classify(const rc_voxel_problem *p, work *w) {
   int64_t nonfinite = 0, range = 0;
-  const int64_t n = w->n, begin = w->begin;
-  const rc_voxel_keyer k = w->keyer;
-  int64_t *key = w->key;
-#pragma omp parallel for num_threads(w->threads) if (n >= RC_PAR_MIN) schedule(static)         \
-    reduction(+ : nonfinite, range)
-  for (int64_t i = 0; i < n; i++) {
-    int64_t kk = 0;
-    int cls = rc_voxel_point_key(p, &k, begin + i, &kk);
-    nonfinite += cls == RC_VOXEL_NONFINITE;
-    range += cls == RC_VOXEL_RANGE;
-    key[i] = cls == RC_VOXEL_IN ? kk : cls == RC_VOXEL_RANGE ? KEY_RANGE : KEY_NONFINITE;
-  }
-  p->stats->points_in += n;
+  rc_voxel_keys_cpu(p, &w->keyer, w->begin, w->n, w->threads, w->key, &nonfinite, &range);
+  p->stats->points_in += w->n;
   p->stats->points_dropped_nonfinite += nonfinite;
   p->stats->points_dropped_range += range;
-  p->stats->points_in_range += n - nonfinite - range;
-  w->n_in = n - nonfinite - range;
+  p->stats->points_in_range += w->n - nonfinite - range;
+  w->n_in = w->n - nonfinite - range;
 }
 
 static inline int64_t slot_of(int64_t key, int64_t mask) {
@@ -154,10 +142,56 @@ static inline int64_t voxel_of(work *w, int64_t key, int *fresh) {
   return v;
 }
 
-/* Steps 1 and 2 for cloud b: counts and, as requested by w, sums of columns
- * col0..col0+width-1 or their maxima. */
-static robocache_status reduce_cloud(robocache_ctx *ctx, const rc_voxel_problem *p, int64_t b,
-                                     int64_t col0, work *w) {
+/* Adds the run of points starting at row i that fall in voxel v (rows with
+ * negative keys in between are skipped) to count[v] and, when acc is set,
+ * to acc[v]; returns the row after the run. The running sums stay in
+ * registers (width known at compile time when inlined with a constant), and
+ * are added in input order, as one f64 sum per column. */
+static inline int64_t add_run(const rc_voxel_problem *p, work *w, int64_t i, int64_t v, int fresh,
+                              int64_t col0, const int64_t width) {
+  const int64_t key = w->key[i];
+  double run[RC_RUN_WIDTH];
+  double *a = w->acc ? w->acc + v * width : NULL;
+  for (int64_t c = 0; c < width; c++) run[c] = fresh || !a ? 0.0 : a[c];
+  int64_t cnt = 0, j = i;
+  for (; j < w->n; j++) {
+    const int64_t k = w->key[j];
+    if (k < 0) continue;
+    if (k != key) break;
+    cnt++;
+    if (a)
+      for (int64_t c = 0; c < width; c++)
+        run[c] += (double)rc_voxel_coord(p, w->begin + j, col0 + c);
+  }
+  if (a)
+    for (int64_t c = 0; c < width; c++) a[c] = run[c];
+  w->count[v] += cnt;
+  return j;
+}
+
+/* As add_run for any width, straight into acc, and maxima into max. */
+static int64_t add_point(const rc_voxel_problem *p, work *w, int64_t i, int64_t v, int fresh,
+                         int64_t col0) {
+  const int64_t width = w->width;
+  w->count[v]++;
+  if (w->acc) {
+    double *a = w->acc + v * width;
+    for (int64_t c = 0; c < width; c++)
+      a[c] = (fresh ? 0.0 : a[c]) + (double)rc_voxel_coord(p, w->begin + i, col0 + c);
+  }
+  if (w->max) {
+    float *m = w->max + v * width;
+    for (int64_t c = 0; c < width; c++) {
+      float x = rc_voxel_coord(p, w->begin + i, col0 + c);
+      m[c] = fresh || x > m[c] ? x : m[c];
+    }
+  }
+  return i + 1;
+}
+
+/* Step 1 for cloud b, and an empty hash table. */
+static robocache_status start_cloud(robocache_ctx *ctx, const rc_voxel_problem *p, int64_t b,
+                                    work *w) {
   int64_t end;
   rc_voxel_cloud_rows(p, b, &w->begin, &end);
   w->n = end - w->begin;
@@ -165,26 +199,32 @@ static robocache_status reduce_cloud(robocache_ctx *ctx, const rc_voxel_problem 
   if (s != ROBOCACHE_OK) return s;
   classify(p, w);
   table_clear(w);
+  return ROBOCACHE_OK;
+}
+
+/* Steps 1 and 2 for cloud b: counts and, as requested by w, sums of columns
+ * col0..col0+width-1 or their maxima. */
+static robocache_status reduce_cloud(robocache_ctx *ctx, const rc_voxel_problem *p, int64_t b,
+                                     int64_t col0, work *w) {
+  robocache_status s = start_cloud(ctx, p, b, w);
+  if (s != ROBOCACHE_OK) return s;
   const int64_t width = w->width;
-  for (int64_t i = 0; i < w->n; i++) {
-    if (w->key[i] < 0) continue;
-    int fresh;
+  for (int64_t i = 0; i < w->n;) {
+    if (w->key[i] < 0) {
+      i++;
+      continue;
+    }
+    int fresh = 0;
     int64_t v = voxel_of(w, w->key[i], &fresh);
     if (v < 0) return rc_error(ctx, ROBOCACHE_OUT_OF_MEMORY, "voxelize (cpu): out of memory");
-    w->count[v]++;
-    if (w->acc) {
-      double *a = w->acc + v * width;
-      if (fresh)
-        for (int64_t c = 0; c < width; c++) a[c] = 0.0;
-      for (int64_t c = 0; c < width; c++) a[c] += (double)rc_voxel_coord(p, w->begin + i, col0 + c);
-    }
-    if (w->max) {
-      float *m = w->max + v * width;
-      for (int64_t c = 0; c < width; c++) {
-        float x = rc_voxel_coord(p, w->begin + i, col0 + c);
-        m[c] = fresh || x > m[c] ? x : m[c];
-      }
-    }
+    if (w->max || width > RC_RUN_WIDTH)
+      i = add_point(p, w, i, v, fresh, col0);
+    else if (width == 3) /* constant widths: sums in registers */
+      i = add_run(p, w, i, v, fresh, col0, 3);
+    else if (width == 4)
+      i = add_run(p, w, i, v, fresh, col0, 4);
+    else
+      i = add_run(p, w, i, v, fresh, col0, width);
   }
   p->stats->voxels_nonempty += w->nvox;
   return ROBOCACHE_OK;
@@ -240,13 +280,9 @@ static robocache_status hard_cloud(robocache_ctx *ctx, const rc_voxel_problem *p
   float *voxels = (float *)p->voxels.data + b * M * P * C;
   int32_t *coords = (int32_t *)p->coords.data + b * M * 4;
   int32_t *num_points = (int32_t *)p->num_points.data + b * M;
-  int64_t end, dropped_points = 0, dropped_voxel_points = 0;
-  rc_voxel_cloud_rows(p, b, &w->begin, &end);
-  w->n = end - w->begin;
-  robocache_status s = rc_voxel_cloud_keyer(ctx, p, w->begin, end, &w->keyer);
+  int64_t dropped_points = 0, dropped_voxel_points = 0;
+  robocache_status s = start_cloud(ctx, p, b, w);
   if (s != ROBOCACHE_OK) return s;
-  classify(p, w);
-  table_clear(w);
   memset(voxels, 0, (size_t)(M * P * C) * sizeof(float));
   for (int64_t i = 0; i < w->n; i++) {
     if (w->key[i] < 0) continue;

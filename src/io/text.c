@@ -1,44 +1,21 @@
 /* Loading text files and splitting lines into fields. */
-#define _POSIX_C_SOURCE 200809L
 #include "text.h"
 
-#include <errno.h>
-#include <stdio.h>
+#include "read_file.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 robocache_status rc_io_text_load(const char *path, rc_io_text *t, rc_io_err *err) {
   memset(t, 0, sizeof *t);
   t->path = path;
-  FILE *fp = fopen(path, "rb");
-  if (!fp)
-    return rc_io_fail(err, ROBOCACHE_IO_ERROR, "cannot open '%s': %s", path, strerror(errno));
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap + 1);
-  while (buf) {
-    n += fread(buf + n, 1, cap - n, fp);
-    if (n < cap) break;
-    char *bigger = realloc(buf, 2 * cap + 1);
-    if (!bigger) free(buf);
-    buf = bigger;
-    cap *= 2;
-  }
-  int failed = ferror(fp);
-  fclose(fp);
-  if (!buf) return rc_io_fail(err, ROBOCACHE_OUT_OF_MEMORY, "%s: out of memory", path);
-  if (failed) {
-    free(buf);
-    return rc_io_fail(err, ROBOCACHE_IO_ERROR, "%s: read error", path);
-  }
-  buf[n] = '\0';
-  if (memchr(buf, '\0', n)) {
-    free(buf);
+  robocache_status s = rc_io_read_file(path, &t->buf, &t->size, err);
+  if (s == ROBOCACHE_OK && memchr(t->buf, '\0', t->size)) {
+    rc_io_text_free(t);
     return rc_io_fail(err, ROBOCACHE_INVALID_ARGUMENT, "%s: contains NUL bytes (not a text file)",
                       path);
   }
-  t->buf = buf;
-  t->size = n;
-  return ROBOCACHE_OK;
+  return s;
 }
 
 void rc_io_text_free(rc_io_text *t) {

@@ -23,13 +23,14 @@ robocache_status rc_voxel_cloud_keyer(robocache_ctx *ctx, const rc_voxel_problem
   *k = p->keyer;
   if (!k->pcl) return ROBOCACHE_OK;
   float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-  for (int64_t i = begin; i < end; i++) {
-    float x = rc_voxel_coord(p, i, 0), y = rc_voxel_coord(p, i, 1), z = rc_voxel_coord(p, i, 2);
-    if (!(isfinite(x) && isfinite(y) && isfinite(z))) continue;
-    const float q[3] = {x, y, z};
+  const float *row = (const float *)p->points.data + begin * p->points.strides[0];
+  const int64_t s0 = p->points.strides[0], s1 = p->points.strides[1];
+  for (int64_t i = begin; i < end; i++, row += s0) {
+    const float q[3] = {row[0], row[s1], row[2 * s1]};
+    if (!(isfinite(q[0]) && isfinite(q[1]) && isfinite(q[2]))) continue;
     for (int a = 0; a < 3; a++) {
-      if (q[a] < lo[a]) lo[a] = q[a];
-      if (q[a] > hi[a]) hi[a] = q[a];
+      lo[a] = q[a] < lo[a] ? q[a] : lo[a];
+      hi[a] = q[a] > hi[a] ? q[a] : hi[a];
     }
   }
   double total = 1.0;
@@ -39,7 +40,7 @@ robocache_status rc_voxel_cloud_keyer(robocache_ctx *ctx, const rc_voxel_problem
       k->grid[a] = 1;
       continue;
     }
-    float minb = floorf(lo[a] * k->inv_leaf[a]), maxb = floorf(hi[a] * k->inv_leaf[a]);
+    float minb = rc_floorf(lo[a] * k->inv_leaf[a]), maxb = rc_floorf(hi[a] * k->inv_leaf[a]);
     double extent = (double)(maxb - minb) + 1.0;
     total *= extent;
     if (fabs((double)minb) >= RC_VOXEL_MAX_KEYS || fabs((double)maxb) >= RC_VOXEL_MAX_KEYS ||

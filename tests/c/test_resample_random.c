@@ -157,10 +157,54 @@ static void test_random_problems(void **state) {
   }
 }
 
+/* A problem large enough for the parallel path (many chunks of targets):
+ * the optimised backend gives the same bits with 1, 2, 3 and the default
+ * number of threads, matches the reference, and with EXTRAP_ERROR reports
+ * the first offending target whichever thread meets it first. */
+static void test_parallel_path(void **state) {
+  (void)state;
+  rct_rng r = rct_rng_seed(99);
+  const int64_t B = 6, S = 300, T = 700, D = 24;
+  rct_resample_args a = {0};
+  robocache_interp_options_init(&a.opt);
+  a.times = rct_make2(ROBOCACHE_DTYPE_I64, B, S);
+  a.values = rct_make3(ROBOCACHE_DTYPE_F32, B, S, D);
+  a.target_times = rct_make2(ROBOCACHE_DTYPE_I64, B, T);
+  a.valid = rct_make2(ROBOCACHE_DTYPE_U8, B, T);
+  rct_fill_times(a.times, &r, 0, 1, 1000);
+  rct_fill_uniform(a.values, &r, -1, 1);
+  for (int64_t b = 0; b < B; b++)
+    for (int64_t t = 0; t < T; t++) /* sorted, a few past the end */
+      rct_set_i64(a.target_times, b * T + t,
+                  rct_get_i64(a.times, b * S + S - 1) * (t + 1) / (T - 10));
+  rct_tensor *outs[4];
+  for (int n = 0; n < 4; n++) {
+    outs[n] = rct_make3(ROBOCACHE_DTYPE_F32, B, T, D);
+    robocache_ctx *ctx = NULL;
+    assert_int_equal(robocache_ctx_create(&ctx), ROBOCACHE_OK);
+    assert_int_equal(robocache_ctx_set_num_threads(ctx, n), ROBOCACHE_OK);
+    assert_int_equal(robocache_resample(ctx, &a.values->t, &a.times->t, NULL, &a.target_times->t,
+                                        NULL, &a.opt, &outs[n]->t, &a.valid->t),
+                     ROBOCACHE_OK);
+    robocache_ctx_free(ctx);
+    if (n > 0) rct_assert_bits_equal(outs[n], outs[0], "threads vs default");
+  }
+  a.out = outs[0];
+  compare_backends(&a, "parallel path");
+  a.opt.extrapolate = ROBOCACHE_EXTRAP_ERROR;
+  char msg[512];
+  assert_int_equal(rct_resample(&a, 0, msg, sizeof msg), ROBOCACHE_INVALID_ARGUMENT);
+  assert_non_null(strstr(msg, "target out of range: row 0, index 690"));
+  compare_backends(&a, "parallel path, error");
+  for (int n = 1; n < 4; n++) rct_free(outs[n]);
+  free_args(&a);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_every_dtype_combination),
       cmocka_unit_test(test_random_problems),
+      cmocka_unit_test(test_parallel_path),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -176,3 +176,34 @@ def test_max_gap_marks_dropout_invalid(robocache, tmp_path):
     in_hole = (t > 90_000_000) & (t < 190_000_000)
     np.testing.assert_array_equal(valid[:, 0], ~in_hole)
     assert valid[:, 1].all()
+
+
+def test_threads_do_not_change_results(robocache, tmp_path, rate_run):
+    f, _ = align(robocache, tmp_path, *STREAMS, "--rate", "50", "--threads", "1")
+    ref, _ = rate_run
+    for key in ("timestamps", "valid", "obs/imu", "obs/position", "obs/orientation"):
+        np.testing.assert_array_equal(f["data/demo_0"][key][:], ref["data/demo_0"][key][:])
+
+
+def test_wxyz_quaternions_and_generic_csv(robocache, tmp_path, raw):
+    """The ground truth rewritten here as a generic CSV in seconds with the
+    quaternion in w,x,y,z order gives the same rotations with quat-order=wxyz."""
+    n = 2000
+    t, q = raw["gt_t"][:n], raw["gt_v"][:n, 3:]
+    src = tmp_path / "gt_wxyz.csv"
+    lines = ["qw,qx,qy,qz,time"]
+    lines += [f"{float(w)!r},{float(x)!r},{float(y)!r},{float(z)!r},{s // 10**9}.{s % 10**9:09d}"
+              for (x, y, z, w), s in zip(q, t)]
+    src.write_text("\n".join(lines) + "\n")
+    f, _ = align(robocache, tmp_path,
+                 "--stream", f"q={src},format=csv,time-column=time,time-unit=s,method=slerp,"
+                             "quat-order=wxyz",
+                 "--rate", "33")
+    demo = f["data/demo_0"]
+    grid = demo["timestamps"][:]
+    assert grid[0] == t[0] and np.diff(grid).min() >= 30_303_030
+    assert list(demo["obs/q"].attrs["columns"]) == ["qw", "qx", "qy", "qz"]
+    wxyz = demo["obs/q"][:].astype(np.float64)
+    ours = Rotation.from_quat(wxyz[:, [1, 2, 3, 0]])
+    angle = (ours.inv() * slerp(grid, t, q)).magnitude()
+    assert angle.max() < 5e-6, angle.max()

@@ -108,6 +108,7 @@ def test_missing_input_is_io_error(robocache, tmp_path):
     (["--rate", "50"], "at least one --stream"),
     (["--stream", f"imu={IMU}"], "exactly one of --rate, --target, --target-file"),
     (["--stream", f"imu={IMU}", "--rate", "50", "--target", "imu"], "exactly one of"),
+    (["--stream", f"imu={IMU}", "--target-file", CAM, "--target-file", CAM], "exactly one of"),
     (["--stream", f"imu={IMU}", "--rate", "-3"], "--rate '-3'"),
     (["--stream", f"imu={IMU},method=cubic", "--rate", "50"], "bad method 'cubic'"),
     (["--stream", f"imu={IMU},max-gap=20", "--rate", "50"], "a unit"),

@@ -82,3 +82,11 @@ def test_info_errors_continue_with_other_files(robocache, tmp_path):
     assert f"{TUM_GT}: format tum" in r.stdout
     r = robocache("info", tmp_path / "missing.txt")
     assert r.returncode == 3 and "cannot open" in r.stderr
+
+
+def test_time_column_of_associations(robocache):
+    out = info(robocache, "--time-column", "2", ASSOC)
+    depth = [line.split()[2] for line in ASSOC.read_text().splitlines()]
+    first, last = number(r"([\d.]+) \.\. ([\d.]+) s", out)
+    assert first == depth[0] + "000" and last == depth[-1] + "000"  # 6 decimals -> 9
+    assert "time column  'column 2' (s)" in out
