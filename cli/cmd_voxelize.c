@@ -36,6 +36,8 @@ static const char rc_voxelize_help[] =
     "  -c, --columns N         float32 columns of .bin files (default: 5 for\n"
     "                          *.pcd.bin, else 4)\n"
     "  -t, --threads N         CPU threads (default: all cores)\n"
+    "      --repeat N          call the operation N times and print the median,\n"
+    "                          p10 and p90 time of one call (benchmarks)\n"
     "      --reference         use the slow reference backend\n"
     "  -h, --help              this help\n"
     "\n"
@@ -47,7 +49,7 @@ static const char *const rc_mode_names[] = {"count", "occupancy", "sum",       "
 typedef struct vox_args {
   const robocache_voxel_preset *preset;
   float voxel_size[3], range[6];
-  int have_size, have_range, train, mode, reference, threads;
+  int have_size, have_range, train, mode, reference, threads, repeat;
   long max_points, max_voxels;
   int32_t columns;
   const char *output;
@@ -73,7 +75,7 @@ static int parse_long(const char *s, long lo, long hi, long *out) {
 }
 
 static int parse_args(int argc, char **argv, vox_args *a) {
-  enum { OPT_TRAIN = 256, OPT_REFERENCE };
+  enum { OPT_TRAIN = 256, OPT_REFERENCE, OPT_REPEAT };
   static const struct option opts[] = {{"preset", required_argument, NULL, 'p'},
                                        {"voxel-size", required_argument, NULL, 's'},
                                        {"range", required_argument, NULL, 'r'},
@@ -85,6 +87,7 @@ static int parse_args(int argc, char **argv, vox_args *a) {
                                        {"columns", required_argument, NULL, 'c'},
                                        {"threads", required_argument, NULL, 't'},
                                        {"reference", no_argument, NULL, OPT_REFERENCE},
+                                       {"repeat", required_argument, NULL, OPT_REPEAT},
                                        {"help", no_argument, NULL, 'h'},
                                        {NULL, 0, NULL, 0}};
   const char *cmd = "voxelize";
@@ -139,6 +142,11 @@ static int parse_args(int argc, char **argv, vox_args *a) {
         return rc_cli_usage_error(cmd, "--threads '%s': expected 0..4096", optarg);
       a->threads = (int)v;
       break;
+    case OPT_REPEAT:
+      if (parse_long(optarg, 1, 100000, &v))
+        return rc_cli_usage_error(cmd, "--repeat '%s': expected 1..100000", optarg);
+      a->repeat = (int)v;
+      break;
     case 'h': fputs(rc_voxelize_help, stdout); return -1;
     case ':': return rc_cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
     default: return rc_cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
@@ -171,7 +179,8 @@ static int parse_args(int argc, char **argv, vox_args *a) {
 }
 
 static void print_summary(const vox_args *a, const rc_cli_batch *batch,
-                          const robocache_voxel_stats *st, const int32_t *num_voxels) {
+                          const rc_cli_voxel_job *job) {
+  const robocache_voxel_stats *st = &job->stats;
   printf("mode %s, voxel_size %g %g %g m", rc_mode_names[a->mode], (double)a->voxel_size[0],
          (double)a->voxel_size[1], (double)a->voxel_size[2]);
   if (a->have_range) {
@@ -191,6 +200,9 @@ static void print_summary(const vox_args *a, const rc_cli_batch *batch,
   printf("  non-empty voxels       %lld\n", (long long)st->voxels_nonempty);
   printf("  dropped, out of range  %lld points\n", (long long)st->points_dropped_range);
   printf("  dropped, non-finite    %lld points\n", (long long)st->points_dropped_nonfinite);
+  if (a->repeat > 0)
+    printf("  time per call          median %.3f ms, p10 %.3f ms, p90 %.3f ms (%d calls)\n",
+           job->time_ms[0], job->time_ms[1], job->time_ms[2], a->repeat);
   if (a->mode != RC_CLI_MODE_HARD) return;
   printf("  dropped, max_voxels    %lld voxels, %lld points (max_voxels %ld per cloud)\n",
          (long long)st->voxels_dropped_max_voxels, (long long)st->points_dropped_max_voxels,
@@ -198,7 +210,7 @@ static void print_summary(const vox_args *a, const rc_cli_batch *batch,
   printf("  dropped, max_points    %lld points (max_points_per_voxel %ld)\n",
          (long long)st->points_dropped_max_points, a->max_points);
   for (int64_t b = 0; b < batch->B; b++)
-    printf("  voxels kept            %d  %s\n", (int)num_voxels[b], batch->paths[b]);
+    printf("  voxels kept            %d  %s\n", (int)job->num_voxels[b], batch->paths[b]);
 }
 
 int rc_cmd_voxelize(int argc, char **argv) {
@@ -222,10 +234,11 @@ int rc_cmd_voxelize(int argc, char **argv) {
                           .voxel_size = a.voxel_size,
                           .range = a.have_range ? a.range : NULL,
                           .max_points = (int32_t)a.max_points,
-                          .max_voxels = (int32_t)a.max_voxels};
+                          .max_voxels = (int32_t)a.max_voxels,
+                          .repeat = a.repeat};
   code = rc_cli_voxel_run(&job);
   if (code == RC_EXIT_OK) {
-    print_summary(&a, &batch, &job.stats, job.num_voxels);
+    print_summary(&a, &batch, &job);
     if (a.output) {
       char *cmdline = rc_cli_command_line(argc, argv);
       job.output = a.output;

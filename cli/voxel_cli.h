@@ -36,6 +36,7 @@ typedef struct rc_cli_voxel_job {
   const float *voxel_size; /* [3] */
   const float *range;      /* [6] or NULL (downsample only) */
   int32_t max_points, max_voxels;
+  int32_t repeat; /* > 0: call the operation this many times and time it */
   /* results (stats include the points the readers dropped as non-finite) */
   robocache_voxel_stats stats;
   void *grid; /* dense [B,F,Z,Y,X]: i32 count, u8 occupancy, else f32 */
@@ -46,6 +47,7 @@ typedef struct rc_cli_voxel_job {
   int64_t V;
   float *points_out;    /* downsample: [V,C] */
   int64_t *offsets_out; /* [B+1] */
+  double time_ms[3];    /* repeat > 0: median, p10, p90 of the call times */
   /* output */
   const char *output, *command_line, *mode_name, *preset;
 } rc_cli_voxel_job;

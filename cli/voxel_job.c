@@ -1,5 +1,6 @@
 /* Reading a batch of point-cloud files, running one voxelization and writing
  * its result, for `robocache voxelize`. */
+#define _POSIX_C_SOURCE 200809L
 #include "voxel_cli.h"
 
 #include "commands.h"
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int rc_cli_batch_read(int n, char *const *paths, int32_t bin_columns, rc_cli_batch *b) {
   memset(b, 0, sizeof *b);
@@ -76,43 +78,77 @@ static void *alloc_or_null(int64_t count, size_t esize) {
   return calloc((size_t)(count > 0 ? count : 1), esize);
 }
 
-static robocache_status run_dense(rc_cli_voxel_job *j, const robocache_tensor *pts,
-                                  const robocache_tensor *off) {
+/* Output tensors of one call. */
+typedef struct outputs {
+  robocache_tensor t[4];
+  int64_t shape[4][5];
+} outputs;
+
+static void set_output(outputs *o, int i, void *data, int32_t dtype, int32_t ndim,
+                       const int64_t *shape) {
+  memcpy(o->shape[i], shape, (size_t)ndim * sizeof(int64_t));
+  o->t[i] = tensor(data, dtype, ndim, o->shape[i]);
+}
+
+/* Allocates the outputs of j->mode into j and describes them in o. */
+static robocache_status prepare(rc_cli_voxel_job *j, outputs *o) {
   const rc_cli_batch *b = j->batch;
+  const int64_t B = b->B, C = b->C, M = j->max_voxels, P = j->max_points;
+  if (j->mode == RC_CLI_MODE_HARD) {
+    j->voxels = alloc_or_null(B * M * P * C, sizeof(float));
+    j->coords = alloc_or_null(B * M * 4, sizeof(int32_t));
+    j->num_points = alloc_or_null(B * M, sizeof(int32_t));
+    j->num_voxels = alloc_or_null(B, sizeof(int32_t));
+    if (!j->voxels || !j->coords || !j->num_points || !j->num_voxels)
+      return ROBOCACHE_OUT_OF_MEMORY;
+    set_output(o, 0, j->voxels, ROBOCACHE_DTYPE_F32, 3, (const int64_t[]){B * M, P, C});
+    set_output(o, 1, j->coords, ROBOCACHE_DTYPE_I32, 2, (const int64_t[]){B * M, 4});
+    set_output(o, 2, j->num_points, ROBOCACHE_DTYPE_I32, 1, (const int64_t[]){B * M});
+    set_output(o, 3, j->num_voxels, ROBOCACHE_DTYPE_I32, 1, (const int64_t[]){B});
+    return ROBOCACHE_OK;
+  }
+  if (j->mode == RC_CLI_MODE_DOWNSAMPLE) {
+    j->points_out = alloc_or_null(b->N * C, sizeof(float));
+    j->offsets_out = alloc_or_null(B + 1, sizeof(int64_t));
+    if (!j->points_out || !j->offsets_out) return ROBOCACHE_OUT_OF_MEMORY;
+    set_output(o, 0, j->points_out, ROBOCACHE_DTYPE_F32, 2, (const int64_t[]){b->N, C});
+    set_output(o, 1, j->offsets_out, ROBOCACHE_DTYPE_I64, 1, (const int64_t[]){B + 1});
+    return ROBOCACHE_OK;
+  }
   int64_t g[3];
   robocache_status s = robocache_voxel_grid_size(j->ctx, j->voxel_size, j->range, g);
   if (s != ROBOCACHE_OK) return s;
-  int64_t F = j->mode <= ROBOCACHE_VOXEL_OCCUPANCY ? 1 : (b->C == 3 ? 3 : b->C - 3);
-  int64_t shape[5] = {b->B, F, g[2], g[1], g[0]};
+  int64_t F = j->mode <= ROBOCACHE_VOXEL_OCCUPANCY ? 1 : (C == 3 ? 3 : C - 3);
+  const int64_t shape[5] = {B, F, g[2], g[1], g[0]};
   memcpy(j->grid_shape, shape, sizeof shape);
   j->grid_dtype = j->mode == ROBOCACHE_VOXEL_COUNT       ? ROBOCACHE_DTYPE_I32
                   : j->mode == ROBOCACHE_VOXEL_OCCUPANCY ? ROBOCACHE_DTYPE_U8
                                                          : ROBOCACHE_DTYPE_F32;
-  j->grid = alloc_or_null(b->B * F * g[0] * g[1] * g[2],
+  j->grid = alloc_or_null(B * F * g[0] * g[1] * g[2],
                           robocache_dtype_size((robocache_dtype)j->grid_dtype));
   if (!j->grid) return ROBOCACHE_OUT_OF_MEMORY;
-  robocache_tensor out = tensor(j->grid, j->grid_dtype, 5, j->grid_shape);
-  return robocache_voxelize(j->ctx, pts, off, j->voxel_size, j->range, j->mode, &out, &j->stats);
+  set_output(o, 0, j->grid, j->grid_dtype, 5, shape);
+  return ROBOCACHE_OK;
 }
 
-/* Runs hard voxelization, then moves each cloud's voxels together. */
-static robocache_status run_hard(rc_cli_voxel_job *j, const robocache_tensor *pts,
-                                 const robocache_tensor *off) {
+static robocache_status invoke(rc_cli_voxel_job *j, const robocache_tensor *pts,
+                               const robocache_tensor *off, outputs *o) {
+  if (j->mode == RC_CLI_MODE_HARD)
+    return robocache_voxelize_hard(j->ctx, pts, off, j->voxel_size, j->range, j->max_points,
+                                   j->max_voxels, &o->t[0], &o->t[1], &o->t[2], &o->t[3],
+                                   &j->stats);
+  if (j->mode == RC_CLI_MODE_DOWNSAMPLE)
+    return robocache_voxel_downsample(j->ctx, pts, off, j->voxel_size, j->range, &o->t[0], &o->t[1],
+                                      &j->stats);
+  return robocache_voxelize(j->ctx, pts, off, j->voxel_size, j->range, j->mode, &o->t[0],
+                            &j->stats);
+}
+
+/* Hard: moves each cloud's voxels together; downsample: output count. */
+static void finish(rc_cli_voxel_job *j) {
   const int64_t B = j->batch->B, M = j->max_voxels, P = j->max_points, C = j->batch->C;
-  const int64_t vs[3] = {B * M, P, C}, cs[2] = {B * M, 4}, ns[1] = {B * M}, bs[1] = {B};
-  j->voxels = alloc_or_null(B * M * P * C, sizeof(float));
-  j->coords = alloc_or_null(B * M * 4, sizeof(int32_t));
-  j->num_points = alloc_or_null(B * M, sizeof(int32_t));
-  j->num_voxels = alloc_or_null(B, sizeof(int32_t));
-  if (!j->voxels || !j->coords || !j->num_points || !j->num_voxels) return ROBOCACHE_OUT_OF_MEMORY;
-  robocache_tensor tv = tensor(j->voxels, ROBOCACHE_DTYPE_F32, 3, vs),
-                   tc = tensor(j->coords, ROBOCACHE_DTYPE_I32, 2, cs),
-                   tn = tensor(j->num_points, ROBOCACHE_DTYPE_I32, 1, ns),
-                   tb = tensor(j->num_voxels, ROBOCACHE_DTYPE_I32, 1, bs);
-  robocache_status s =
-      robocache_voxelize_hard(j->ctx, pts, off, j->voxel_size, j->range, (int32_t)P, (int32_t)M,
-                              &tv, &tc, &tn, &tb, &j->stats);
-  if (s != ROBOCACHE_OK) return s;
+  if (j->mode == RC_CLI_MODE_DOWNSAMPLE) j->V = j->offsets_out[B];
+  if (j->mode != RC_CLI_MODE_HARD) return;
   j->V = 0;
   for (int64_t b = 0; b < B; b++) {
     int64_t nv = j->num_voxels[b], from = b * M;
@@ -122,21 +158,39 @@ static robocache_status run_hard(rc_cli_voxel_job *j, const robocache_tensor *pt
     memmove(j->num_points + j->V, j->num_points + from, (size_t)nv * sizeof(int32_t));
     j->V += nv;
   }
-  return ROBOCACHE_OK;
 }
 
-static robocache_status run_downsample(rc_cli_voxel_job *j, const robocache_tensor *pts,
-                                       const robocache_tensor *off) {
-  const rc_cli_batch *b = j->batch;
-  const int64_t os[2] = {b->N, b->C}, fs[1] = {b->B + 1};
-  j->points_out = alloc_or_null(b->N * b->C, sizeof(float));
-  j->offsets_out = alloc_or_null(b->B + 1, sizeof(int64_t));
-  if (!j->points_out || !j->offsets_out) return ROBOCACHE_OUT_OF_MEMORY;
-  robocache_tensor to = tensor(j->points_out, ROBOCACHE_DTYPE_F32, 2, os),
-                   tf = tensor(j->offsets_out, ROBOCACHE_DTYPE_I64, 1, fs);
-  robocache_status s =
-      robocache_voxel_downsample(j->ctx, pts, off, j->voxel_size, j->range, &to, &tf, &j->stats);
-  j->V = j->offsets_out[b->B];
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Calls the operation max(1, repeat) times; with repeat > 0, the median,
+ * p10 and p90 of the call times go to j->time_ms. */
+static robocache_status invoke_timed(rc_cli_voxel_job *j, const robocache_tensor *pts,
+                                     const robocache_tensor *off, outputs *o) {
+  const int32_t n = j->repeat > 0 ? j->repeat : 1;
+  double *ms = malloc((size_t)n * sizeof *ms);
+  if (!ms) return ROBOCACHE_OUT_OF_MEMORY;
+  robocache_status s = ROBOCACHE_OK;
+  for (int32_t r = 0; r < n && s == ROBOCACHE_OK; r++) {
+    double t0 = now_ms();
+    s = invoke(j, pts, off, o);
+    ms[r] = now_ms() - t0;
+  }
+  if (s == ROBOCACHE_OK && j->repeat > 0) {
+    qsort(ms, (size_t)n, sizeof *ms, cmp_double);
+    j->time_ms[0] = ms[n / 2];
+    j->time_ms[1] = ms[n / 10];
+    j->time_ms[2] = ms[(n * 9) / 10 < n ? (n * 9) / 10 : n - 1];
+  }
+  free(ms);
   return s;
 }
 
@@ -145,18 +199,19 @@ int rc_cli_voxel_run(rc_cli_voxel_job *j) {
   const int64_t ps[2] = {b->N, b->C}, fs[1] = {b->B + 1};
   robocache_tensor pts = tensor(b->points, ROBOCACHE_DTYPE_F32, 2, ps),
                    off = tensor(b->offsets, ROBOCACHE_DTYPE_I64, 1, fs);
-  robocache_status s = j->mode == RC_CLI_MODE_HARD         ? run_hard(j, &pts, &off)
-                       : j->mode == RC_CLI_MODE_DOWNSAMPLE ? run_downsample(j, &pts, &off)
-                                                           : run_dense(j, &pts, &off);
+  outputs o;
+  robocache_status s = prepare(j, &o);
   if (s == ROBOCACHE_OUT_OF_MEMORY && !robocache_ctx_error_message(j->ctx)[0]) {
     rc_cli_error("voxelize", "out of memory for the outputs");
     return RC_EXIT_DATA;
   }
+  if (s == ROBOCACHE_OK) s = invoke_timed(j, &pts, &off, &o);
   if (s != ROBOCACHE_OK) {
     rc_cli_error("voxelize", "%s: %s", robocache_status_name(s),
                  robocache_ctx_error_message(j->ctx));
     return rc_cli_exit_code(s);
   }
+  finish(j);
   j->stats.points_in += b->dropped_nonfinite;
   j->stats.points_dropped_nonfinite += b->dropped_nonfinite;
   return RC_EXIT_OK;

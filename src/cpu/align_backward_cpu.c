@@ -47,9 +47,10 @@ robocache_status rc_align_backward_cpu(robocache_ctx *ctx, const rc_align_proble
   int64_t first_err = INT64_MAX; /* b * T + t */
   const int threads = cpu_threads(rc_ctx(ctx)->num_threads);
   (void)threads;
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)                                 \
-    reduction(min                                                                                  \
-              : first_err) if (p->B > 1)
+  /* clang-format off */
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) reduction(min: first_err) \
+    if (p->B > 1)
+  /* clang-format on */
   for (int64_t b = 0; b < p->B; b++) {
     int64_t t = wide ? backward_row_f64(p, b) : backward_row_f32(p, b);
     if (t >= 0 && b * p->T + t < first_err) first_err = b * p->T + t;

@@ -1,9 +1,9 @@
 /* Optimised CPU forward of align / resample: OpenMP over (row, target)
  * pairs, binary search and option logic from common/interp.h, then one tight
  * loop over the channels of each stream. A fast path handles float32 values
- * and out with contiguous channels; a generic path handles every other dtype
- * and stride. Arithmetic in float32 (float64 when values or out are float64);
- * a target on a sample copies it bit-exactly. */
+ * and out with contiguous channels; one writer per (values, out) dtype pair
+ * handles every other dtype and stride. Arithmetic in float32 (float64 when values or out are
+ * float64); a target on a sample copies it bit-exactly. */
 #include <string.h>
 
 #include "cpu/align_cpu_target.h"
@@ -31,40 +31,87 @@ static void write_fast_f32(const rc_stream_view *s, const float *v, int64_t vs, 
   }
 }
 
-/* Any dtypes and strides, arithmetic in T (float or double). v: the values'
- * element offset of row b; ob: the out element offset of the target's first
- * channel of this stream. */
-#define DEFINE_WRITE_GENERIC(NAME, T, LOAD, LERP, SLERP)                                           \
+/* Typed element loads (as float, or double for float64) and stores (x
+ * rounded to nearest even), so that the per-dtype writers below have no
+ * per-element dtype switch. */
+static inline float ld_f32(const void *p, int64_t i) { return ((const float *)p)[i]; }
+static inline double ld_f64(const void *p, int64_t i) { return ((const double *)p)[i]; }
+static inline float ld_f16(const void *p, int64_t i) {
+  return rc_f16_to_f32(((const uint16_t *)p)[i]);
+}
+static inline float ld_bf16(const void *p, int64_t i) {
+  return rc_bf16_to_f32(((const uint16_t *)p)[i]);
+}
+static inline void st_f32(void *p, int64_t i, double x) { ((float *)p)[i] = (float)x; }
+static inline void st_f64(void *p, int64_t i, double x) { ((double *)p)[i] = x; }
+static inline void st_f16(void *p, int64_t i, double x) {
+  ((uint16_t *)p)[i] = rc_f32_to_f16((float)x);
+}
+static inline void st_bf16(void *p, int64_t i, double x) {
+  ((uint16_t *)p)[i] = rc_f32_to_bf16((float)x);
+}
+
+/* Writer of the D channels of one target for one (values, out) dtype pair,
+ * any strides, arithmetic in T (float, or double when either is float64).
+ * vb: the values' element offset of row b; ob: the out element offset of the
+ * target's first channel of this stream. */
+typedef void (*write_fn)(const rc_stream_view *s, const rc_view *out, int64_t vb, int64_t ob,
+                         const rc_target *tg);
+
+#define DEFINE_WRITE(NAME, T, LD, ST)                                                              \
   static void NAME(const rc_stream_view *s, const rc_view *out, int64_t vb, int64_t ob,            \
                    const rc_target *tg) {                                                          \
-    const rc_view *v = &s->values;                                                                 \
-    const int64_t vc = v->strides[2], oc = out->strides[2];                                        \
-    const int64_t a = vb + tg->i0 * v->strides[1], b = vb + tg->i1 * v->strides[1];                \
-    const T w = (T)tg->w;                                                                          \
-    if (tg->mode == RC_TGT_INTERP && s->opt.method == ROBOCACHE_SLERP) {                           \
-      for (int64_t d = 0; d < s->D; d += 4) {                                                      \
+    const void *vd = s->values.data;                                                               \
+    void *od = out->data;                                                                          \
+    const int64_t vc = s->values.strides[2], oc = out->strides[2], D = s->D;                       \
+    const int64_t a = vb + tg->i0 * s->values.strides[1], b = vb + tg->i1 * s->values.strides[1];  \
+    const T w = (T)tg->w, fill = (T)s->opt.fill_value;                                             \
+    if (tg->mode == RC_TGT_SAMPLE) {                                                               \
+      for (int64_t d = 0; d < D; d++) ST(od, ob + d * oc, LD(vd, a + d * vc));                     \
+    } else if (tg->mode == RC_TGT_INTERP && s->opt.method == ROBOCACHE_SLERP) {                    \
+      for (int64_t d = 0; d < D; d += 4) {                                                         \
         T q0[4], q1[4], r[4];                                                                      \
-        for (int c = 0; c < 4; c++) {                                                              \
-          q0[c] = LOAD(v->dtype, v->data, a + (d + c) * vc);                                       \
-          q1[c] = LOAD(v->dtype, v->data, b + (d + c) * vc);                                       \
-        }                                                                                          \
-        SLERP(q0, q1, w, r);                                                                       \
-        for (int c = 0; c < 4; c++) rc_store_f64(out->dtype, out->data, ob + (d + c) * oc, r[c]);  \
+        for (int c = 0; c < 4; c++)                                                                \
+          q0[c] = LD(vd, a + (d + c) * vc), q1[c] = LD(vd, b + (d + c) * vc);                      \
+        RC_SLERP_##T(q0, q1, w, r);                                                                \
+        for (int c = 0; c < 4; c++) ST(od, ob + (d + c) * oc, r[c]);                               \
       }                                                                                            \
-      return;                                                                                      \
-    }                                                                                              \
-    for (int64_t d = 0; d < s->D; d++) {                                                           \
-      T x = 0;                                                                                     \
-      if (tg->mode == RC_TGT_SAMPLE) x = LOAD(v->dtype, v->data, a + d * vc);                      \
-      if (tg->mode == RC_TGT_INTERP)                                                               \
-        x = LERP(LOAD(v->dtype, v->data, a + d * vc), LOAD(v->dtype, v->data, b + d * vc), w);     \
-      if (tg->mode == RC_TGT_FILL) x = (T)s->opt.fill_value;                                       \
-      rc_store_f64(out->dtype, out->data, ob + d * oc, x);                                         \
+    } else if (tg->mode == RC_TGT_INTERP) {                                                        \
+      for (int64_t d = 0; d < D; d++)                                                              \
+        ST(od, ob + d * oc, RC_LERP_##T((T)LD(vd, a + d * vc), (T)LD(vd, b + d * vc), w));         \
+    } else {                                                                                       \
+      for (int64_t d = 0; d < D; d++) ST(od, ob + d * oc, tg->mode == RC_TGT_FILL ? fill : 0);     \
     }                                                                                              \
   }
 
-DEFINE_WRITE_GENERIC(write_generic_f32, float, rc_load_f32, rc_lerp_f32, rc_slerp_f32)
-DEFINE_WRITE_GENERIC(write_generic_f64, double, rc_load_f64, rc_lerp_f64, rc_slerp_f64)
+#define RC_LERP_float rc_lerp_f32
+#define RC_LERP_double rc_lerp_f64
+#define RC_SLERP_float rc_slerp_f32
+#define RC_SLERP_double rc_slerp_f64
+
+DEFINE_WRITE(write_f32_f32, float, ld_f32, st_f32)
+DEFINE_WRITE(write_f32_f64, double, ld_f32, st_f64)
+DEFINE_WRITE(write_f32_f16, float, ld_f32, st_f16)
+DEFINE_WRITE(write_f32_bf16, float, ld_f32, st_bf16)
+DEFINE_WRITE(write_f64_f32, double, ld_f64, st_f32)
+DEFINE_WRITE(write_f64_f64, double, ld_f64, st_f64)
+DEFINE_WRITE(write_f64_f16, double, ld_f64, st_f16)
+DEFINE_WRITE(write_f64_bf16, double, ld_f64, st_bf16)
+DEFINE_WRITE(write_f16_f32, float, ld_f16, st_f32)
+DEFINE_WRITE(write_f16_f64, double, ld_f16, st_f64)
+DEFINE_WRITE(write_f16_f16, float, ld_f16, st_f16)
+DEFINE_WRITE(write_f16_bf16, float, ld_f16, st_bf16)
+DEFINE_WRITE(write_bf16_f32, float, ld_bf16, st_f32)
+DEFINE_WRITE(write_bf16_f64, double, ld_bf16, st_f64)
+DEFINE_WRITE(write_bf16_f16, float, ld_bf16, st_f16)
+DEFINE_WRITE(write_bf16_bf16, float, ld_bf16, st_bf16)
+
+/* writers[values dtype][out dtype], dtypes F32 = 0, F64, F16, BF16. */
+static const write_fn writers[4][4] = {
+    {write_f32_f32, write_f32_f64, write_f32_f16, write_f32_bf16},
+    {write_f64_f32, write_f64_f64, write_f64_f16, write_f64_bf16},
+    {write_f16_f32, write_f16_f64, write_f16_f16, write_f16_bf16},
+    {write_bf16_f32, write_bf16_f64, write_bf16_f16, write_bf16_bf16}};
 
 /* Targets per OpenMP task: one chunk of one row, every stream. */
 #define CPU_CHUNK 128
@@ -78,7 +125,7 @@ static int64_t write_chunk(const rc_align_problem *p, int k, int64_t b, int64_t 
   const int64_t count = cpu_target_count(p, b), vb = b * v->strides[0];
   const int fast = v->dtype == ROBOCACHE_DTYPE_F32 && out->dtype == ROBOCACHE_DTYPE_F32 &&
                    v->strides[2] == 1 && out->strides[2] == 1;
-  const int wide = v->dtype == ROBOCACHE_DTYPE_F64 || out->dtype == ROBOCACHE_DTYPE_F64;
+  const write_fn write = writers[v->dtype][out->dtype];
   int64_t hint = -1, err = -1;
   for (int64_t t = t0; t < t1; t++) {
     rc_target tg = t >= count ? rc_target_padded() : cpu_target(p, s, b, t, &hint);
@@ -86,10 +133,8 @@ static int64_t write_chunk(const rc_align_problem *p, int k, int64_t b, int64_t 
     const int64_t ob = b * out->strides[0] + t * out->strides[1] + s->col * out->strides[2];
     if (fast)
       write_fast_f32(s, (const float *)v->data + vb, v->strides[1], &tg, (float *)out->data + ob);
-    else if (wide)
-      write_generic_f64(s, out, vb, ob, &tg);
     else
-      write_generic_f32(s, out, vb, ob, &tg);
+      write(s, out, vb, ob, &tg);
     if (p->has_valid)
       ((uint8_t *)m->data)[b * m->strides[0] + t * m->strides[1] + k * m->strides[2]] =
           (uint8_t)tg.valid;
@@ -102,9 +147,10 @@ robocache_status rc_align_cpu(robocache_ctx *ctx, const rc_align_problem *p) {
   int64_t first_err = INT64_MAX; /* flat index (b * T + t) * K + k */
   const int threads = cpu_threads(rc_ctx(ctx)->num_threads);
   (void)threads;
-#pragma omp parallel for num_threads(threads) schedule(static)                                     \
-    reduction(min                                                                                  \
-              : first_err) if (tasks > 1 && p->B * p->T * (p->Dout + 8) > 65536)
+  /* clang-format off */
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) reduction(min: first_err) \
+    if (tasks > 1 && p->B * p->T * (p->Dout + 8) > 65536)
+  /* clang-format on */
   for (int64_t task = 0; task < tasks; task++) {
     const int64_t b = task / chunks, t0 = (task % chunks) * CPU_CHUNK;
     const int64_t t1 = t0 + CPU_CHUNK < p->T ? t0 + CPU_CHUNK : p->T;

@@ -2,7 +2,7 @@
  *   1. classify every point and compute its 64-bit voxel key (OpenMP);
  *   2. one pass in input order: look the key up in an open-addressing hash
  *      table that numbers voxels in order of first appearance (it starts
- *      small, to stay in L1 for coarse grids, and doubles when half full),
+ *      small, to stay in cache for coarse grids, and grows when half full),
  *      and reduce the point into its voxel right away: count, f64 sums,
  *      maximum, or (hard) a copy into the voxel's next free slot;
  *   3. write the per-voxel results (OpenMP over voxels).
@@ -13,12 +13,8 @@
 
 #include <stdlib.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
-#define RC_PAR_MIN 16384 /* fewer items than this run on one thread */
-#define RC_RUN_WIDTH 8   /* widest sums kept in registers along a run */
+#define RC_RUN_WIDTH 8 /* widest sums kept in registers along a run */
 
 typedef struct slot {
   int64_t key; /* -1 = empty */
@@ -37,14 +33,6 @@ typedef struct work {
   rc_voxel_keyer keyer;
   int threads;
 } work;
-
-static int num_threads(robocache_ctx *ctx) {
-  int t = rc_ctx(ctx)->num_threads;
-#ifdef _OPENMP
-  if (t <= 0) t = omp_get_max_threads();
-#endif
-  return t > 0 ? t : 1;
-}
 
 static void work_free(work *w) {
   free(w->key);
@@ -75,7 +63,7 @@ static robocache_status work_alloc(robocache_ctx *ctx, const rc_voxel_problem *p
   w->max = maxima ? malloc(wn * sizeof *w->max) : NULL;
   w->tsize = 1024;
   w->table = malloc((size_t)w->tsize * sizeof *w->table);
-  w->threads = num_threads(ctx);
+  w->threads = rc_voxel_threads(ctx);
   if (!w->key || !w->vkey || !w->count || (sums && !w->acc) || (maxima && !w->max) || !w->table) {
     work_free(w);
     return rc_error(ctx, ROBOCACHE_OUT_OF_MEMORY, "voxelize (cpu): out of memory");
@@ -103,13 +91,14 @@ static void table_clear(work *w) {
   w->nvox = 0;
 }
 
-/* Doubles the table and re-inserts the voxels (keys are distinct). */
+/* Grows the table 4x (few re-insertions while it is small, then at most a
+ * quarter full) and re-inserts the voxels (keys are distinct). */
 static int table_grow(work *w) {
-  slot *t = malloc((size_t)w->tsize * 2 * sizeof *t);
+  slot *t = malloc((size_t)w->tsize * 4 * sizeof *t);
   if (!t) return -1;
   free(w->table);
   w->table = t;
-  w->tsize *= 2;
+  w->tsize *= 4;
   const int64_t mask = w->tsize - 1;
   for (int64_t i = 0; i < w->tsize; i++) t[i].key = -1;
   for (int64_t v = 0; v < w->nvox; v++) {
@@ -234,7 +223,7 @@ static void dense_write(const rc_voxel_problem *p, const work *w, int64_t b) {
   const int64_t G = p->keyer.grid[0] * p->keyer.grid[1] * p->keyer.grid[2], F = p->F;
   const int64_t nvox = w->nvox, base = b * F * G;
   const int32_t dtype = p->out.dtype, mode = p->mode;
-#pragma omp parallel for num_threads(w->threads) if (nvox >= RC_PAR_MIN) schedule(static)
+#pragma omp parallel for num_threads(w->threads) if (nvox >= RC_VOXEL_PAR_MIN) schedule(static)
   for (int64_t v = 0; v < nvox; v++) {
     const int64_t cell = base + w->vkey[v], cnt = w->count[v];
     if (mode == ROBOCACHE_VOXEL_COUNT || mode == ROBOCACHE_VOXEL_OCCUPANCY) {
@@ -335,7 +324,7 @@ static void downsample_write(const rc_voxel_problem *p, const work *w, int64_t r
                              int64_t count) {
   const int64_t C = p->C;
   float *out = (float *)p->out_points.data + row0 * C;
-#pragma omp parallel for num_threads(w->threads) if (count >= RC_PAR_MIN) schedule(static)
+#pragma omp parallel for num_threads(w->threads) if (count >= RC_VOXEL_PAR_MIN) schedule(static)
   for (int64_t v = 0; v < count; v++)
     for (int64_t c = 0; c < C; c++)
       out[v * C + c] = (float)(w->acc[v * C + c] / (double)w->count[v]);

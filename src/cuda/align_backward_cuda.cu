@@ -3,7 +3,8 @@
  * with the forward's weights (src/common/interp.h). Deterministic, no float
  * atomics: two launches on the context's stream,
  *   1. plans: per target, the samples it reads and their weights (the same
- *      group search and decision as the forward), into the workspace;
+ *      search and decision as the forward, one thread per target), into the
+ *      workspace;
  *   2. gather: one warp per sample s adds, in target order, the weights of
  *      the targets that read s times grad_out (f64 accumulation), the
  *      plans of row b streamed through shared memory.
@@ -22,30 +23,24 @@ struct rc_plan {
   double w0, w1;
 };
 
-#define RC_PLAN_GROUP 4
-
 template <int TIME_DTYPE>
 __global__ void __launch_bounds__(RC_CUDA_BLOCK)
     rc_plan_kernel(const __grid_constant__ rc_target_desc a,
                    const __grid_constant__ rc_stream_desc s, rc_plan *plans, int64_t check_total) {
-  rc_group g(RC_PLAN_GROUP);
-  int64_t target =
-      (int64_t)blockIdx.x * (RC_CUDA_BLOCK / RC_PLAN_GROUP) + threadIdx.x / RC_PLAN_GROUP;
+  int64_t target = (int64_t)blockIdx.x * RC_CUDA_BLOCK + threadIdx.x;
   if (target < a.B * a.T) {
-    rc_target r = rc_group_target<TIME_DTYPE>(a, s, 0, target / a.T, target % a.T, g);
-    if (g.lane == 0) {
-      rc_plan pl = {-1, 0, 0, 0.0, 0.0};
-      if (r.mode == RC_TGT_SAMPLE) {
-        pl.i0 = r.i0;
-        pl.w0 = 1.0;
-      } else if (r.mode == RC_TGT_INTERP) {
-        pl.i0 = r.i0;
-        pl.pair = 1;
-        pl.w0 = 1.0 - r.w;
-        pl.w1 = r.w;
-      }
-      plans[target] = pl;
+    rc_target r = rc_decide_target<TIME_DTYPE>(a, s, 0, target / a.T, target % a.T);
+    rc_plan pl = {-1, 0, 0, 0.0, 0.0};
+    if (r.mode == RC_TGT_SAMPLE) {
+      pl.i0 = r.i0;
+      pl.w0 = 1.0;
+    } else if (r.mode == RC_TGT_INTERP) {
+      pl.i0 = r.i0;
+      pl.pair = 1;
+      pl.w0 = 1.0 - r.w;
+      pl.w1 = r.w;
     }
+    plans[target] = pl;
   }
   if (check_total) rc_check_data<TIME_DTYPE>(a, &s, 1, true, check_total);
 }
@@ -123,7 +118,7 @@ robocache_status rc_backward(robocache_ctx *ctx, const rc_align_problem *p, cons
   rc_stream_desc s = rc_cuda_stream_desc(p, 0);
   int64_t targets = p->B * p->T;
   int64_t check = c->record ? p->B * p->T + p->B * s.S : 0;
-  int64_t blocks = (targets + RC_CUDA_BLOCK / RC_PLAN_GROUP - 1) / (RC_CUDA_BLOCK / RC_PLAN_GROUP);
+  int64_t blocks = (targets + RC_CUDA_BLOCK - 1) / RC_CUDA_BLOCK;
   int64_t check_blocks = (check + RC_CUDA_BLOCK - 1) / RC_CUDA_BLOCK;
   if (blocks < check_blocks) blocks = check_blocks < 65536 ? check_blocks : 65536;
   if (blocks > INT32_MAX)

@@ -4,14 +4,14 @@
  * synchronisation except the read-back of the check record in checked mode
  * (docs/cuda.md).
  *
- * Grid: the blocks of stream k are [block_begin_k, block_begin_{k+1}); a
- * block of 256 threads holds 256 / G groups of G lanes, one group per target
- * (b, t). The group finds the bracket once (rc_group_search), decides the
- * target with src/common/interp.h, then each lane writes channel slots
- * lane, lane + G, ...: a slot is `vec` channels moved with one 16-byte (or
- * narrower) access when the strides and alignment allow, two slots per lane
- * loaded before the first store. Arithmetic in f32 (f64 when values or out
- * are f64). */
+ * Grid: the blocks of stream k are [block_begin_k, block_begin_{k+1}); each
+ * thread of a block resolves one target (b, t) of the stream (search and
+ * decision of src/common/interp.h, rc_decide_target) into shared memory;
+ * then each warp moves the channels of its 32 targets together: slots of
+ * `vec` channels (one 16-, 8- or 4-byte access when the strides and
+ * alignment allow), RC_UNROLL slots per lane loaded before the first store,
+ * stores coalesced along each target's channels. Arithmetic in f32 (f64 when
+ * values or out are f64). */
 #include "cuda/align_host.h"
 
 namespace {
@@ -56,75 +56,126 @@ __device__ __forceinline__ void slerp_c(const double *a, const double *b, double
   rc_slerp_f64(a, b, w, o);
 }
 
-/* Channels per 16-byte access for a values / out dtype pair. */
-template <class In, class Out> constexpr int rc_vec_width() {
-  return 16 / (sizeof(In) > sizeof(Out) ? sizeof(In) : sizeof(Out));
-}
+/* How the channels of one target are written (rc_item.mode). */
+enum { CH_NONE = 0, CH_CONST = 1, CH_COPY = 2, CH_LERP = 3, CH_SLERP = 4 };
 
-/* How the channels of a target are written. */
-enum { CH_CONST = 0, CH_COPY = 1, CH_LERP = 2 };
+/* One resolved target, handed from the thread that found it to the lanes
+ * that move its channels (through shared memory). Offsets in elements. */
+struct rc_item {
+  int64_t v0, v1; /* row of sample i0 / i1 in values */
+  int64_t out;    /* first channel of the stream in out */
+  double w;       /* LERP / SLERP: weight of i1; CONST: the value */
+  int32_t mode, pad;
+};
 
-/* Channel slots of one target: N channels per access (N > 1: contiguous and
- * aligned, checked on the host), two slots per lane in flight. */
+#define RC_UNROLL 4 /* items (target, slot) per lane in flight */
+
+/* The warp's 32 targets, slot by slot: lane l takes slots l % G, l % G + G,
+ * ... of targets l / G, l / G + 32 / G, ... (G = 2^log_group, a power of two
+ * >= the stream's slots or 32); a slot is N channels moved with one access
+ * (N > 1: contiguous and aligned, checked on the host). RC_UNROLL items are
+ * loaded before the first is stored. */
 template <class In, class Out, int N>
-__device__ __forceinline__ void
-rc_channels(const In *v0, const In *v1, int64_t vs_d, Out *out, int64_t os_d, int64_t D, int mode,
-            typename rc_compute<In, Out>::type w, typename rc_compute<In, Out>::type konst,
-            const rc_group &g) {
+__device__ __forceinline__ void rc_move(const rc_stream_desc &s, const rc_item *items, Out *out,
+                                        int64_t os_d) {
   typedef typename rc_compute<In, Out>::type C;
-  int64_t slots = D / N;
-  for (int64_t j0 = g.lane; j0 < slots; j0 += 2 * g.G) {
-    rc_vec<In, N> a[2] = {}, c[2] = {};
+  const In *vals = (const In *)s.values;
+  int lane = threadIdx.x & 31, lg = s.log_group, lr = s.log_rounds;
+  int sub = lane & ((1 << lg) - 1), jbase = lane >> lg, per_round = 32 >> lg;
+  int64_t slots = s.D / N, vs_d = s.vs_d;
+  int total = 1 << (lg + lr);
+  for (int m0 = 0; m0 < total; m0 += RC_UNROLL) {
+    rc_vec<In, N> a[RC_UNROLL] = {}, c[RC_UNROLL] = {};
+    int64_t at[RC_UNROLL];
+    int mode[RC_UNROLL];
+    C w[RC_UNROLL];
 #pragma unroll
-    for (int u = 0; u < 2; u++) {
-      int64_t j = j0 + (int64_t)u * g.G;
-      if (j < slots && mode != CH_CONST) {
+    for (int u = 0; u < RC_UNROLL; u++) {
+      int m = m0 + u, j = (m >> lr) * per_round + jbase;
+      int64_t slot = sub + ((int64_t)(m & ((1 << lr) - 1)) << lg);
+      const rc_item &e = items[j < 32 ? j : 0];
+      mode[u] = m < total && slot < slots ? e.mode : CH_NONE;
+      w[u] = (C)e.w;
+      at[u] = e.out + slot * N * os_d;
+      if (mode[u] >= CH_COPY) {
+        const In *p0 = vals + e.v0 + slot * N * vs_d, *p1 = vals + e.v1 + slot * N * vs_d;
         if (N > 1) {
-          a[u] = *(const rc_vec<In, N> *)(v0 + j * N);
-          if (mode == CH_LERP) c[u] = *(const rc_vec<In, N> *)(v1 + j * N);
+          a[u] = *(const rc_vec<In, N> *)p0;
+          if (mode[u] == CH_LERP) c[u] = *(const rc_vec<In, N> *)p1;
         } else {
-          a[u].e[0] = v0[j * vs_d];
-          if (mode == CH_LERP) c[u].e[0] = v1[j * vs_d];
+          a[u].e[0] = *p0;
+          if (mode[u] == CH_LERP) c[u].e[0] = *p1;
         }
       }
     }
 #pragma unroll
-    for (int u = 0; u < 2; u++) {
-      int64_t j = j0 + (int64_t)u * g.G;
-      if (j >= slots) continue;
+    for (int u = 0; u < RC_UNROLL; u++) {
+      if (mode[u] == CH_NONE) continue;
       rc_vec<Out, N> o;
 #pragma unroll
       for (int e = 0; e < N; e++) {
-        C x = mode == CH_CONST  ? konst
-              : mode == CH_COPY ? to_c<C>(a[u].e[e])
-                                : lerp_c(to_c<C>(a[u].e[e]), to_c<C>(c[u].e[e]), w);
+        C x = mode[u] == CH_CONST  ? w[u]
+              : mode[u] == CH_COPY ? to_c<C>(a[u].e[e])
+                                   : lerp_c(to_c<C>(a[u].e[e]), to_c<C>(c[u].e[e]), w[u]);
         from_c(x, o.e[e]);
       }
       if (N > 1)
-        *(rc_vec<Out, N> *)(out + j * N) = o;
+        *(rc_vec<Out, N> *)(out + at[u]) = o;
       else
-        out[j * os_d] = o.e[0];
+        out[at[u]] = o.e[0];
     }
   }
 }
 
-/* Slerp of each quaternion (4 channels) of one target between i0 and i1. */
+/* As rc_move for a slerp stream: a slot is one quaternion (4 channels, any
+ * strides). */
 template <class In, class Out>
-__device__ __forceinline__ void
-rc_slerp_channels(const In *v0, const In *v1, int64_t vs_d, Out *out, int64_t os_d, int64_t D,
-                  typename rc_compute<In, Out>::type w, const rc_group &g) {
+__device__ __forceinline__ void rc_move_quaternions(const rc_stream_desc &s, const rc_item *items,
+                                                    Out *out, int64_t os_d) {
   typedef typename rc_compute<In, Out>::type C;
-  for (int64_t q = g.lane; q < D / 4; q += g.G) {
+  const In *vals = (const In *)s.values;
+  int lane = threadIdx.x & 31, lg = s.log_group, lr = s.log_rounds;
+  int sub = lane & ((1 << lg) - 1), jbase = lane >> lg, per_round = 32 >> lg;
+  int64_t quats = s.D / 4, vs_d = s.vs_d;
+  for (int m = 0; m < 1 << (lg + lr); m++) {
+    const rc_item &e = items[(m >> lr) * per_round + jbase];
+    int64_t q = sub + ((int64_t)(m & ((1 << lr) - 1)) << lg);
+    if (q >= quats || e.mode == CH_NONE) continue;
     C a[4], b[4], r[4];
 #pragma unroll
-    for (int c = 0; c < 4; c++) {
-      a[c] = to_c<C>(v0[(4 * q + c) * vs_d]);
-      b[c] = to_c<C>(v1[(4 * q + c) * vs_d]);
+    for (int i = 0; i < 4; i++) {
+      a[i] = e.mode >= CH_COPY ? to_c<C>(vals[e.v0 + (4 * q + i) * vs_d]) : (C)e.w;
+      b[i] = e.mode == CH_SLERP ? to_c<C>(vals[e.v1 + (4 * q + i) * vs_d]) : a[i];
     }
-    slerp_c(a, b, w, r);
+    if (e.mode == CH_SLERP)
+      slerp_c(a, b, (C)e.w, r);
+    else
+      for (int i = 0; i < 4; i++) r[i] = a[i];
 #pragma unroll
-    for (int c = 0; c < 4; c++) from_c(r[c], out[(4 * q + c) * os_d]);
+    for (int i = 0; i < 4; i++) from_c(r[i], out[e.out + (4 * q + i) * os_d]);
   }
+}
+
+/* Channels per access: the widest of 16, 8, 4 bytes (of the wider dtype)
+ * that the host allowed for this stream, or 1. */
+template <class In, class Out> constexpr int rc_vec_max() {
+  return 16 / (sizeof(In) > sizeof(Out) ? sizeof(In) : sizeof(Out));
+}
+
+template <class In, class Out>
+__device__ __forceinline__ void rc_move_stream(const rc_stream_desc &s, const rc_item *items,
+                                               Out *out, int64_t os_d) {
+  constexpr int N = rc_vec_max<In, Out>();
+  if (s.opt.method == ROBOCACHE_SLERP)
+    rc_move_quaternions<In, Out>(s, items, out, os_d);
+  else if (s.vec == N)
+    rc_move<In, Out, N>(s, items, out, os_d);
+  else if (N >= 4 && s.vec == N / 2)
+    rc_move<In, Out, (N >= 4 ? N / 2 : 1)>(s, items, out, os_d);
+  else if (N >= 8 && s.vec == N / 4)
+    rc_move<In, Out, (N >= 8 ? N / 4 : 1)>(s, items, out, os_d);
+  else
+    rc_move<In, Out, 1>(s, items, out, os_d);
 }
 
 struct rc_align_args {
@@ -139,49 +190,50 @@ struct rc_align_args {
   int64_t check_total; /* elements of the data checks; 0: none */
 };
 
-/* Writes the channels of target r of stream s (values dtype In). */
-template <class In, class Out>
-__device__ __forceinline__ void rc_write_target(const rc_stream_desc &s, int64_t b,
-                                                const rc_target &r, Out *out, int64_t os_d,
-                                                const rc_group &g) {
-  typedef typename rc_compute<In, Out>::type C;
-  const In *row = (const In *)s.values + b * s.vs_b;
-  const In *v0 = row + r.i0 * s.vs_s, *v1 = row + r.i1 * s.vs_s;
-  C w = (C)r.w;
-  if (r.mode == RC_TGT_INTERP && s.opt.method == ROBOCACHE_SLERP) {
-    rc_slerp_channels<In, Out>(v0, v1, s.vs_d, out, os_d, s.D, w, g);
-    return;
+/* The item of target r of stream s at (b, t). */
+__device__ __forceinline__ rc_item rc_item_of(const rc_align_args &args, const rc_stream_desc &s,
+                                              int64_t b, int64_t t, const rc_target &r) {
+  rc_item e;
+  e.v0 = b * s.vs_b + r.i0 * s.vs_s;
+  e.v1 = b * s.vs_b + r.i1 * s.vs_s;
+  e.out = b * args.os_b + t * args.os_t + s.col * args.os_d;
+  e.w = r.w;
+  e.pad = 0;
+  switch (r.mode) {
+  case RC_TGT_INTERP: e.mode = s.opt.method == ROBOCACHE_SLERP ? CH_SLERP : CH_LERP; break;
+  case RC_TGT_SAMPLE: e.mode = CH_COPY; break;
+  default:
+    e.mode = CH_CONST;
+    e.w = r.mode == RC_TGT_FILL ? s.opt.fill_value : r.mode == RC_TGT_POISON ? (double)NAN : 0.0;
   }
-  int mode = r.mode == RC_TGT_INTERP ? CH_LERP : r.mode == RC_TGT_SAMPLE ? CH_COPY : CH_CONST;
-  C konst = r.mode == RC_TGT_FILL ? (C)s.opt.fill_value : r.mode == RC_TGT_POISON ? (C)NAN : (C)0;
-  constexpr int N = rc_vec_width<In, Out>();
-  if (s.vec == N)
-    rc_channels<In, Out, N>(v0, v1, s.vs_d, out, os_d, s.D, mode, w, konst, g);
-  else
-    rc_channels<In, Out, 1>(v0, v1, s.vs_d, out, os_d, s.D, mode, w, konst, g);
+  return e;
 }
 
 template <int TIME_DTYPE, class Out>
 __global__ void __launch_bounds__(RC_CUDA_BLOCK)
     rc_align_kernel(const __grid_constant__ rc_align_args args) {
+  __shared__ rc_item items[RC_CUDA_BLOCK];
   int k = 0;
   while (k + 1 < args.K && (int)blockIdx.x >= args.s[k + 1].block_begin) k++;
   const rc_stream_desc &s = args.s[k];
-  rc_group g(s.group);
-  int64_t target =
-      ((int64_t)blockIdx.x - s.block_begin) * (RC_CUDA_BLOCK / s.group) + threadIdx.x / s.group;
+  int64_t target = ((int64_t)blockIdx.x - s.block_begin) * RC_CUDA_BLOCK + threadIdx.x;
+  rc_item e = {};
   if (target < args.a.B * args.a.T) {
-    int64_t b = target / args.a.T, t = target % args.a.T;
-    rc_target r = rc_group_target<TIME_DTYPE>(args.a, s, args.k_base + k, b, t, g);
-    Out *out = (Out *)args.out + b * args.os_b + t * args.os_t + s.col * args.os_d;
-    switch (s.dtype) {
-    case ROBOCACHE_DTYPE_F32: rc_write_target<float, Out>(s, b, r, out, args.os_d, g); break;
-    case ROBOCACHE_DTYPE_F64: rc_write_target<double, Out>(s, b, r, out, args.os_d, g); break;
-    case ROBOCACHE_DTYPE_F16: rc_write_target<f16s, Out>(s, b, r, out, args.os_d, g); break;
-    default: rc_write_target<bf16s, Out>(s, b, r, out, args.os_d, g); break;
-    }
-    if (args.valid && g.lane == 0)
+    int64_t b = target / args.a.T, t = target - b * args.a.T;
+    rc_target r = rc_decide_target<TIME_DTYPE>(args.a, s, args.k_base + k, b, t);
+    e = rc_item_of(args, s, b, t, r);
+    if (args.valid)
       args.valid[b * args.va_b + t * args.va_t + (args.k_base + k) * args.va_k] = (uint8_t)r.valid;
+  }
+  items[threadIdx.x] = e;
+  __syncwarp();
+  const rc_item *warp_items = items + (threadIdx.x & ~31);
+  Out *out = (Out *)args.out;
+  switch (s.dtype) {
+  case ROBOCACHE_DTYPE_F32: rc_move_stream<float, Out>(s, warp_items, out, args.os_d); break;
+  case ROBOCACHE_DTYPE_F64: rc_move_stream<double, Out>(s, warp_items, out, args.os_d); break;
+  case ROBOCACHE_DTYPE_F16: rc_move_stream<f16s, Out>(s, warp_items, out, args.os_d); break;
+  default: rc_move_stream<bf16s, Out>(s, warp_items, out, args.os_d); break;
   }
   if (args.check_total)
     rc_check_data<TIME_DTYPE>(args.a, args.s, args.K, args.k_base == 0, args.check_total);
@@ -197,10 +249,21 @@ bool rc_vec_ok(const rc_view *v, int64_t first, int64_t D, int N) {
   return (((uintptr_t)v->data + (uintptr_t)first * es) % (es * N)) == 0;
 }
 
-int rc_vec_for(int32_t in_dtype, int32_t out_dtype) {
-  size_t a = robocache_dtype_size((robocache_dtype)in_dtype);
-  size_t b = robocache_dtype_size((robocache_dtype)out_dtype);
-  return (int)(16 / (a > b ? a : b));
+/* Channels per access for stream sv into out: 16 bytes of the wider dtype,
+ * else 8 or 4 bytes, when D, the strides and the addresses allow; else 1. */
+int rc_vec_for(const rc_stream_view *sv, const rc_view *out) {
+  size_t a = robocache_dtype_size((robocache_dtype)sv->values.dtype);
+  size_t b = robocache_dtype_size((robocache_dtype)out->dtype);
+  int widest = (int)(16 / (a > b ? a : b));
+  for (int N = widest; N >= 2 && N >= widest / 4; N /= 2)
+    if (rc_vec_ok(&sv->values, 0, sv->D, N) && rc_vec_ok(out, sv->col, sv->D, N)) return N;
+  return 1;
+}
+
+int rc_log2_ceil(int64_t x) {
+  int l = 0;
+  while (((int64_t)1 << l) < x) l++;
+  return l;
 }
 
 template <int TIME_DTYPE>
@@ -242,14 +305,12 @@ robocache_status rc_launch_chunk(robocache_ctx *ctx, const rc_align_problem *p,
   for (int j = 0; j < K; j++) {
     const rc_stream_view *sv = &p->streams[k0 + j];
     rc_stream_desc d = rc_cuda_stream_desc(p, k0 + j);
-    int N = rc_vec_for(sv->values.dtype, p->out.dtype);
-    bool vec = rc_vec_ok(&sv->values, 0, sv->D, N) && rc_vec_ok(&p->out, sv->col, sv->D, N);
-    d.vec = vec ? N : 1;
+    d.vec = sv->opt.method == ROBOCACHE_SLERP ? 1 : rc_vec_for(sv, &p->out);
     int64_t slots = sv->opt.method == ROBOCACHE_SLERP ? sv->D / 4 : sv->D / d.vec;
-    d.group = rc_cuda_group_size(slots);
+    d.log_group = rc_log2_ceil(slots < 32 ? slots : 32);
+    d.log_rounds = rc_log2_ceil((slots + 31) / 32);
     d.block_begin = (int32_t)blocks;
-    int64_t per_block = RC_CUDA_BLOCK / d.group;
-    blocks += (p->B * p->T + per_block - 1) / per_block;
+    blocks += (p->B * p->T + RC_CUDA_BLOCK - 1) / RC_CUDA_BLOCK;
     if (blocks > INT32_MAX / 2)
       return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT,
                       "align: B x T = %lld targets is too many for one CUDA launch",

@@ -13,12 +13,6 @@ robocache_status rc_cuda_launched(robocache_ctx *ctx, const char *kernel) {
   return e == cudaSuccess ? ROBOCACHE_OK : rc_cuda_error(ctx, e, kernel);
 }
 
-int rc_cuda_group_size(int64_t x) {
-  int g = 4;
-  while (g < 32 && g < x) g *= 2;
-  return g;
-}
-
 rc_stream_desc rc_cuda_stream_desc(const rc_align_problem *p, int k) {
   const rc_stream_view *s = &p->streams[k];
   rc_stream_desc d = {};

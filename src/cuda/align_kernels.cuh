@@ -1,11 +1,11 @@
 /* Device code shared by the CUDA forward and backward of align / resample:
- * the per-stream descriptor passed by value to the kernels, the group search
+ * the per-stream descriptor passed by value to the kernels, the search
  * of a target's bracket, and the asynchronous data checks. Semantics come
  * from src/common/interp.h (the same per-target math as the CPU backend).
  *
- * A "group" is G consecutive lanes of a warp (G a power of two, 4..32) that
- * own one (row b, target t, stream k): all G lanes search the bracket
- * together, then split the channels of the stream between them. */
+ * Each thread of a block first resolves one target (b, t) of its stream
+ * (rc_decide_target); the warp then moves the channels of its 32 targets
+ * together (align_cuda.cu). */
 #ifndef ROBOCACHE_CUDA_ALIGN_KERNELS_CUH
 #define ROBOCACHE_CUDA_ALIGN_KERNELS_CUH
 
@@ -29,8 +29,9 @@ struct rc_stream_desc {
   int64_t S, D, col;
   robocache_interp_options opt;
   int32_t dtype;       /* values dtype */
-  int32_t vec;         /* channels per lane access (1: scalar, strided) */
-  int32_t group;       /* lanes per target */
+  int32_t vec;         /* channels per access (1: scalar, strided) */
+  int32_t log_group;   /* log2 of the lanes that share one target's slots */
+  int32_t log_rounds;  /* log2 of the slot rounds per lane and target */
   int32_t block_begin; /* first block of this stream in the grid */
 };
 
@@ -97,61 +98,42 @@ rc_target_time(const rc_target_desc &a, int64_t b, int64_t t) {
   return (typename rc_row_times<TIME_DTYPE>::time_t)rc_load_time_f64(TIME_DTYPE, a.times, i);
 }
 
-/* The lanes of the calling thread's group in its warp. */
-struct rc_group {
-  int G, lane, base;
-  unsigned mask;
-  __device__ __forceinline__ explicit rc_group(int g) : G(g) {
-    int wl = threadIdx.x & 31;
-    lane = wl & (g - 1);
-    base = wl & ~(g - 1);
-    mask = g == 32 ? 0xffffffffu : ((1u << g) - 1u) << base;
-  }
-  /* Number of leading lanes (0, 1, ...) whose pred is true, stopping at the
-   * first false one: the partition point even on unsorted data. */
-  __device__ __forceinline__ int leading(bool pred) const {
-    unsigned bits = (__ballot_sync(mask, pred) >> base) & (G == 32 ? 0xffffffffu : (1u << G) - 1u);
-    unsigned full = G == 32 ? 0xffffffffu : (1u << G) - 1u;
-    return bits == full ? G : __ffs(~bits) - 1;
-  }
-};
-
-/* i0 = largest i in [0,n) with time(i) <= x, or -1 (rc_search_i64 /
- * rc_search_f64), found by the G lanes of the group together: first the two
- * edges, then a window of G samples around the position that a uniform rate
- * predicts (sensor streams are close to uniform, so this usually ends the
- * search), then (G+1)-ary narrowing. The invariant time(lo) <= x < time(hi)
- * (virtual ends -1, n) holds whatever the data, so indices stay in [-1, n). */
+/* i0 = largest i in [0,n) with time(i) <= x, or -1 (as rc_search_i64 /
+ * rc_search_f64), found by one thread: the two edges, then the four samples
+ * around the index that a uniform rate predicts (sensor streams are close to
+ * uniform, so this usually ends the search; the four share a sector), then
+ * bisection of what is left. The invariant time(lo) <= x < time(hi) (virtual
+ * ends -1, n) holds whatever the data, so indices stay in [-1, n). */
 template <class Row>
-__device__ __forceinline__ int64_t rc_group_search(const Row &row, int64_t n,
-                                                   typename Row::time_t x, const rc_group &g) {
+__device__ __forceinline__ int64_t rc_search(const Row &row, int64_t n, typename Row::time_t x) {
   int64_t lo = -1, hi = n;
-  if (n > g.G) {
+  if (n > 4) {
     typename Row::time_t first = row.at(0), last = row.at(n - 1);
     if (!(first <= x)) return -1;
     if (last <= x) return n - 1;
     lo = 0;
     hi = n - 1;
     double guess = (double)(x - first) / (double)(last - first) * (double)(n - 1);
-    int64_t start = (guess >= 0.0 && guess < (double)n) ? (int64_t)guess - (g.G / 2 - 1) : 1;
-    if (start > hi - g.G) start = hi - g.G;
-    if (start < lo + 1) start = lo + 1;
-    if (hi - lo - 1 >= g.G) {
-      int c = g.leading(row.at(start + g.lane) <= x);
-      if (c > 0) lo = start + c - 1;
-      if (c < g.G) hi = start + c;
+    int64_t g = !(guess >= 1.0) ? 1 : guess >= (double)(n - 3) ? n - 3 : (int64_t)guess;
+    typename Row::time_t probe[4];
+#pragma unroll
+    for (int k = 0; k < 4; k++) probe[k] = row.at(g - 1 + k);
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+      int64_t i = g - 1 + k;
+      if (i <= lo || i >= hi) continue;
+      if (probe[k] <= x)
+        lo = i;
+      else
+        hi = i;
     }
   }
   while (hi - lo > 1) {
-    int64_t span = hi - lo, m = span - 1;
-    int nv = m < g.G ? (int)m : g.G;
-    /* pivot j: consecutive samples when they all fit, else evenly spread */
-    int64_t pj = m <= g.G ? lo + 1 + g.lane : lo + (g.lane + 1) * span / (g.G + 1);
-    int c = g.leading(g.lane < nv && row.at(pj) <= x); /* 0..nv */
-    int64_t p_before = m <= g.G ? lo + c : lo + c * span / (g.G + 1);
-    int64_t p_at = m <= g.G ? lo + 1 + c : lo + (c + 1) * span / (g.G + 1);
-    if (c > 0) lo = p_before;
-    hi = c < nv ? p_at : hi;
+    int64_t mid = lo + ((hi - lo) >> 1);
+    if (row.at(mid) <= x)
+      lo = mid;
+    else
+      hi = mid;
   }
   return lo;
 }
@@ -176,13 +158,13 @@ __device__ __forceinline__ int64_t rc_target_count(const rc_target_desc &a, int6
  * EXTRAP_ERROR target: NaN in every channel, valid 0. */
 #define RC_TGT_POISON 5
 
-/* What target (b, t) of stream s gets: rc_target_decide on the group's
- * bracket, with the local safety checks above; EXTRAP_ERROR targets are
+/* What target (b, t) of stream s gets: rc_target_decide on the bracket
+ * (one thread), with the local safety checks above; EXTRAP_ERROR targets are
  * recorded in a.record (min key = first in row-major [B,T,K] order). */
 template <int TIME_DTYPE>
-__device__ __forceinline__ rc_target rc_group_target(const rc_target_desc &a,
-                                                     const rc_stream_desc &s, int k, int64_t b,
-                                                     int64_t t, const rc_group &g) {
+__device__ __forceinline__ rc_target rc_decide_target(const rc_target_desc &a,
+                                                      const rc_stream_desc &s, int k, int64_t b,
+                                                      int64_t t) {
   if (t >= rc_target_count(a, b)) return rc_target_padded();
   rc_target poison = rc_target_none(RC_TGT_POISON, 0, RC_TERR_NONE);
   int64_t n = rc_row_length(s, b);
@@ -190,11 +172,14 @@ __device__ __forceinline__ rc_target rc_group_target(const rc_target_desc &a,
   typename Row::time_t x = rc_target_time<TIME_DTYPE>(a, b, t);
   if (n == 0 || !Row::finite(x)) return poison;
   Row row(s, b);
-  int64_t i0 = rc_group_search(row, n, x, g);
-  rc_target r = rc_target_decide(&s.opt, row.bracket(&s.opt, n, x, i0));
-  if (r.mode == RC_TGT_INTERP && !(row.at(r.i0) < row.at(r.i1))) return poison;
+  rc_bracket br = row.bracket(&s.opt, n, x, rc_search(row, n, x));
+  rc_target r = rc_target_decide(&s.opt, br);
+  /* inside, the search guarantees t[i0] < x < t[i0+1]; an extrapolation pair
+   * must be increasing too */
+  if (r.mode == RC_TGT_INTERP && br.pos != RC_POS_INSIDE && !(row.at(r.i0) < row.at(r.i1)))
+    return poison;
   if (r.mode == RC_TGT_ERROR) {
-    if (a.record && g.lane == 0)
+    if (a.record)
       atomicMin(&a.record->target_key,
                 (unsigned long long)(((b * a.T + t) * a.K_total + k) * 4 + r.err));
     return poison;

@@ -1,6 +1,7 @@
 /* Typed fields of the point-cloud readers: column assignment, conversion of
  * records to float32 rows, dropping non-finite points, whole-file reads. */
 #include "pc_fields.h"
+#include "read_file.h"
 
 #include <errno.h>
 #include <math.h>
@@ -159,35 +160,10 @@ void rc_pc_drop_nonfinite(rc_pointcloud *pc, int64_t n) {
 }
 
 robocache_status rc_pc_slurp(const char *path, unsigned char **buf, size_t *len, rc_io_err *err) {
-  *buf = NULL;
-  *len = 0;
-  FILE *fp = fopen(path, "rb");
-  if (!fp) return rc_io_fail(err, ROBOCACHE_IO_ERROR, "%s: cannot open: %s", path, strerror(errno));
-  size_t cap = 1 << 16, n = 0;
-  unsigned char *b = malloc(cap + 1);
-  while (b) {
-    n += fread(b + n, 1, cap - n, fp);
-    if (n < cap) break;
-    unsigned char *nb = realloc(b, 2 * cap + 1);
-    if (!nb) {
-      free(b);
-      b = NULL;
-      break;
-    }
-    b = nb;
-    cap *= 2;
-  }
-  int failed = ferror(fp);
-  fclose(fp);
-  if (!b) return rc_io_fail(err, ROBOCACHE_OUT_OF_MEMORY, "%s: out of memory", path);
-  if (failed) {
-    free(b);
-    return rc_io_fail(err, ROBOCACHE_IO_ERROR, "%s: read error", path);
-  }
-  b[n] = 0;
-  *buf = b;
-  *len = n;
-  return ROBOCACHE_OK;
+  char *text = NULL;
+  robocache_status s = rc_io_read_file(path, &text, len, err);
+  *buf = (unsigned char *)text;
+  return s;
 }
 
 int rc_pc_parse_number(const char **s, const char *end, double *x) {

@@ -40,7 +40,7 @@ robocache_status rc_pc_decode_binary(const char *path, const rc_pc_field *fields
  * dropped_nonfinite. */
 void rc_pc_drop_nonfinite(rc_pointcloud *pc, int64_t n);
 
-/* Reads the whole file (a NUL byte appended, not counted in *len). */
+/* rc_io_read_file (read_file.h) into bytes: the whole file, a NUL appended. */
 robocache_status rc_pc_slurp(const char *path, unsigned char **buf, size_t *len, rc_io_err *err);
 
 /* Parses one whitespace-separated number at *s, advancing *s; 0 on failure. */

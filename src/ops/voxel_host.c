@@ -3,6 +3,17 @@
 #include "ops/voxel_problem.h"
 
 #include <math.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+int rc_voxel_threads(robocache_ctx *ctx) {
+  int t = rc_ctx(ctx)->num_threads;
+#ifdef _OPENMP
+  if (t <= 0) t = omp_get_max_threads();
+#endif
+  return t > 0 ? t : 1;
+}
 
 void rc_voxel_cloud_rows(const rc_voxel_problem *p, int64_t b, int64_t *begin, int64_t *end) {
   if (!p->has_offsets) {
@@ -22,17 +33,26 @@ robocache_status rc_voxel_cloud_keyer(robocache_ctx *ctx, const rc_voxel_problem
                                       int64_t end, rc_voxel_keyer *k) {
   *k = p->keyer;
   if (!k->pcl) return ROBOCACHE_OK;
-  float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-  const float *row = (const float *)p->points.data + begin * p->points.strides[0];
+  float lo0 = INFINITY, lo1 = INFINITY, lo2 = INFINITY;
+  float hi0 = -INFINITY, hi1 = -INFINITY, hi2 = -INFINITY;
+  const float *pts = (const float *)p->points.data;
   const int64_t s0 = p->points.strides[0], s1 = p->points.strides[1];
-  for (int64_t i = begin; i < end; i++, row += s0) {
-    const float q[3] = {row[0], row[s1], row[2 * s1]};
-    if (!(isfinite(q[0]) && isfinite(q[1]) && isfinite(q[2]))) continue;
-    for (int a = 0; a < 3; a++) {
-      lo[a] = q[a] < lo[a] ? q[a] : lo[a];
-      hi[a] = q[a] > hi[a] ? q[a] : hi[a];
-    }
+  const int threads = rc_voxel_threads(ctx);
+#pragma omp parallel for if (end - begin >= RC_VOXEL_PAR_MIN) num_threads(threads)                 \
+    schedule(static) reduction(min                                                                 \
+                               : lo0, lo1, lo2) reduction(max                                      \
+                                                          : hi0, hi1, hi2)
+  for (int64_t i = begin; i < end; i++) {
+    const float x = pts[i * s0], y = pts[i * s0 + s1], z = pts[i * s0 + 2 * s1];
+    if (!(isfinite(x) && isfinite(y) && isfinite(z))) continue;
+    lo0 = x < lo0 ? x : lo0;
+    lo1 = y < lo1 ? y : lo1;
+    lo2 = z < lo2 ? z : lo2;
+    hi0 = x > hi0 ? x : hi0;
+    hi1 = y > hi1 ? y : hi1;
+    hi2 = z > hi2 ? z : hi2;
   }
+  const float lo[3] = {lo0, lo1, lo2}, hi[3] = {hi0, hi1, hi2};
   double total = 1.0;
   for (int a = 0; a < 3; a++) {
     if (lo[a] > hi[a]) { /* no finite point: any grid will do */

@@ -1,6 +1,6 @@
 /* Shared helpers of the C tests (cmocka): owned tensors with any dtype and
  * strides, a seeded PRNG, element access as double / int64, buffer
- * comparisons (absolute/relative tolerance, ULPs, bitwise) and small data
+ * comparisons (absolute/relative tolerance, bitwise) and small data
  * files from ROBOCACHE_DATA_DIR. Include after nothing else: it pulls in the
  * headers cmocka needs. */
 #ifndef ROBOCACHE_TESTS_SUPPORT_H
@@ -77,9 +77,6 @@ void rct_fill_uniform(rct_tensor *t, rct_rng *r, double lo, double hi);
 
 /* ---- comparisons ------------------------------------------------------------ */
 
-/* Distance in units in the last place between two floats (0 when equal,
- * also for +0/-0 and for two NaNs; INT64_MAX when exactly one is NaN). */
-int64_t rct_ulp_f32(float a, float b);
 /* Fails the test (naming `what` and the first bad index with both values)
  * unless every element satisfies |a - b| <= atol + rtol * |b| (NaN matches
  * NaN). Same shapes required; dtypes may differ. */

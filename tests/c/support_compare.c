@@ -5,17 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-int64_t rct_ulp_f32(float a, float b) {
-  if (isnan(a) || isnan(b)) return isnan(a) && isnan(b) ? 0 : INT64_MAX;
-  int32_t ia, ib;
-  memcpy(&ia, &a, 4);
-  memcpy(&ib, &b, 4);
-  /* map the sign-magnitude bits onto a monotone integer line */
-  int64_t la = ia < 0 ? (int64_t)INT32_MIN - ia : ia;
-  int64_t lb = ib < 0 ? (int64_t)INT32_MIN - ib : ib;
-  return la > lb ? la - lb : lb - la;
-}
-
 void rct_assert_close(const rct_tensor *a, const rct_tensor *b, double atol, double rtol,
                       const char *what) {
   assert_int_equal(a->t.ndim, b->t.ndim);

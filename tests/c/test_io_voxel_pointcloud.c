@@ -89,6 +89,12 @@ static void test_real_files(void **state) {
   for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
     char rel[256];
     snprintf(rel, sizeof rel, "pointclouds/%s", want[k].file);
+#ifndef ROBOCACHE_HAVE_LZF
+    if (strstr(want[k].format, "compressed")) {
+      read_fails(rct_data_path(rel), ROBOCACHE_INVALID_ARGUMENT, "needs liblzf");
+      continue;
+    }
+#endif
     rc_pointcloud pc = read_ok(rct_data_path(rel));
     assert_int_equal(pc.n, want[k].n);
     assert_int_equal(pc.dropped_nonfinite, want[k].dropped);
@@ -112,6 +118,9 @@ static void test_pcd_details(void **state) {
   rc_pointcloud pc = read_ok(rct_data_path("pointclouds/bunny.pcd"));
   assert_true(pc.points[0] == 0.0054216f && pc.points[1] == 0.11349f && pc.points[2] == 0.040749f);
   rc_pointcloud_free(&pc);
+#ifndef ROBOCACHE_HAVE_LZF
+  return; /* the other two files are binary_compressed (test_real_files checks the error) */
+#endif
   /* table scene: organized 640 x 480, rgba decoded to r g b in 0..255 */
   pc = read_ok(rct_data_path("pointclouds/table_scene_mug_stereo_textured.pcd"));
   assert_int_equal(pc.width, 640);
@@ -279,12 +288,14 @@ static void test_bad_files(void **state) {
   for (size_t k = 0; k < sizeof pcd / sizeof pcd[0]; k++)
     read_fails(rct_tmpdir_write(&dir, pcd[k].name, pcd[k].text), ROBOCACHE_INVALID_ARGUMENT,
                pcd[k].needle);
+#ifdef ROBOCACHE_HAVE_LZF
   /* binary_compressed cut inside the LZF block */
   size_t len;
   char *turtle = rct_read_data_file("pointclouds/cturtle.pcd", &len);
   read_fails(write_bytes("cturtle_cut.pcd", turtle, len / 2), ROBOCACHE_INVALID_ARGUMENT,
              "truncated: compressed block");
   free(turtle);
+#endif
 }
 
 int main(void) {

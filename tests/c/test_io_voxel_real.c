@@ -41,9 +41,14 @@ static void test_pcl_downsample_counts(void **state) {
     float leaf;
     int64_t voxels;
   } want[] = {{"cupcl_sample.pcd", 1.0f, 3440},
-              {"table_scene_mug_stereo_textured.pcd", 0.01f, 9389},
-              {"bunny.pcd", 0.01f, 294}};
-  for (int k = 0; k < 3; k++) {
+              {"bunny.pcd", 0.01f, 294},
+              {"table_scene_mug_stereo_textured.pcd", 0.01f, 9389}};
+#ifdef ROBOCACHE_HAVE_LZF
+  const int files = 3;
+#else
+  const int files = 2; /* the last one is binary_compressed */
+#endif
+  for (int k = 0; k < files; k++) {
     rct_tensor *pts = load(want[k].file);
     rcv_grid g = {{want[k].leaf, want[k].leaf, want[k].leaf}, NULL};
     rcv_result a = rcv_downsample(pts, NULL, g, pts->shape[0], REF);

@@ -13,7 +13,7 @@ static void free_args(rct_resample_args *a) {
 }
 
 /* Random problem; values / grads of dtype dt; out-of-range fill value 0 so
- * that the forward is linear in the values. */
+ * that the forward is linear in the values; |w| <= 3. */
 static rct_resample_args random_problem(rct_rng *r, robocache_dtype dt, int method, int policy) {
   const int64_t B = rct_rng_int(r, 1, 4), S = rct_rng_int(r, 1, 25), T = rct_rng_int(r, 1, 40),
                 D = rct_rng_int(r, 1, 6);
@@ -31,7 +31,6 @@ static rct_resample_args random_problem(rct_rng *r, robocache_dtype dt, int meth
   a.out = rct_make3(dt, B, T, D);
   rct_fill_times(a.times, r, 0, 1, 100);
   rct_fill_uniform(a.values, r, -1, 1);
-  for (int64_t i = 0; i < B * T; i++) rct_set_i64(a.target_times, i, rct_rng_int(r, -50, 100 * S));
   if (rct_rng_int(r, 0, 1)) {
     a.lengths = rct_make1(ROBOCACHE_DTYPE_I64, B);
     for (int64_t b = 0; b < B; b++) rct_set_i64(a.lengths, b, rct_rng_int(r, 1, S));
@@ -39,6 +38,15 @@ static rct_resample_args random_problem(rct_rng *r, robocache_dtype dt, int meth
   if (rct_rng_int(r, 0, 1)) {
     a.target_lengths = rct_make1(ROBOCACHE_DTYPE_I64, B);
     for (int64_t b = 0; b < B; b++) rct_set_i64(a.target_lengths, b, rct_rng_int(r, 0, T));
+  }
+  /* targets within two edge intervals of the samples: |w| <= 3 */
+  for (int64_t b = 0; b < B; b++) {
+    int64_t n = a.lengths ? rct_get_i64(a.lengths, b) : S;
+    int64_t t0 = rct_get_i64(a.times, b * S), tl = rct_get_i64(a.times, b * S + n - 1);
+    int64_t e0 = n > 1 ? rct_get_i64(a.times, b * S + 1) - t0 : 50;
+    int64_t el = n > 1 ? tl - rct_get_i64(a.times, b * S + n - 2) : 50;
+    for (int64_t t = 0; t < T; t++)
+      rct_set_i64(a.target_times, b * T + t, rct_rng_int(r, t0 - 2 * e0, tl + 2 * el));
   }
   return a;
 }

@@ -112,11 +112,10 @@ static void test_shape_mismatches(void **state) {
               "lengths", "does not match B");
   swap_expect(&a, &a.target_lengths, rct_make1(ROBOCACHE_DTYPE_I64, 1), ROBOCACHE_INVALID_ARGUMENT,
               "target_lengths", "does not match B");
-  int64_t neg[3] = {B, -1, D};
   swap_expect(&a, &a.values, rct_make(ROBOCACHE_DTYPE_F32, 3, (int64_t[]){B, 0, D}),
               ROBOCACHE_INVALID_ARGUMENT, "values", "empty");
   rct_tensor *bad = rct_make3(ROBOCACHE_DTYPE_F32, B, S, D);
-  bad->shape[1] = neg[1];
+  bad->shape[1] = -1;
   swap_expect(&a, &a.values, bad, ROBOCACHE_INVALID_ARGUMENT, "values", "negative size");
   free_args(&a);
 }

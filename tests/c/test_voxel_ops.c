@@ -4,6 +4,8 @@
  * batched == per-cloud, thread-count independence, presets, errors. */
 #include "support_voxel.h"
 
+#include "ops/voxel_problem.h" /* RC_VOXEL_PAR_MIN */
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -278,7 +280,7 @@ static void test_ref_equals_cpu_random(void **state) {
 static void test_threads_do_not_change_results(void **state) {
   (void)state;
   rcv_grid g = {{0.5f, 0.5f, 0.5f}, RAND_RANGE};
-  rct_tensor *pts = random_points(7, 60000, 4);
+  rct_tensor *pts = random_points(7, RC_VOXEL_PAR_MIN + 1000, 4); /* threads used */
   rcv_result a = rcv_dense(pts, NULL, g, ROBOCACHE_VOXEL_MEAN, ROBOCACHE_DTYPE_F32, CPU1);
   rcv_result b = rcv_dense(pts, NULL, g, ROBOCACHE_VOXEL_MEAN, ROBOCACHE_DTYPE_F32, CPU2);
   rcv_assert_same(&a, &b, "dense mean 1 vs 2 threads");
@@ -289,8 +291,8 @@ static void test_threads_do_not_change_results(void **state) {
   rcv_assert_same(&a, &b, "hard 1 vs 2 threads");
   rcv_free(&a);
   rcv_free(&b);
-  a = rcv_downsample(pts, NULL, g, 60000, CPU1);
-  b = rcv_downsample(pts, NULL, g, 60000, CPU2);
+  a = rcv_downsample(pts, NULL, g, RC_VOXEL_PAR_MIN + 1000, CPU1);
+  b = rcv_downsample(pts, NULL, g, RC_VOXEL_PAR_MIN + 1000, CPU2);
   rcv_assert_same(&a, &b, "downsample 1 vs 2 threads");
   rcv_free(&a);
   rcv_free(&b);

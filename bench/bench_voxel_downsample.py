@@ -1,0 +1,129 @@
+"""CPU benchmark of voxel-grid downsampling: robocache (`robocache voxelize
+--mode downsample --repeat N`, PCL VoxelGrid semantics, which times the
+library call alone) against Open3D's `PointCloud.voxel_down_sample`, both
+measured in this run on the same clouds and leaf sizes.
+
+    python3 bench/bench_voxel_downsample.py [--bin build/robocache] [--threads 2]
+                                            [--repeat 31] [--out bench/results]
+
+Inputs: data/pointclouds/kitti_raw_hdl64_0000000000.bin (122,626 points) and
+data/pointclouds/cupcl_sample.pcd (119,978 points), x y z only, leaves 0.05,
+0.1, 0.2, 1 m. Open3D runs with OMP_NUM_THREADS = --threads; robocache with
+1 thread and with --threads. Times: median, p10, p90 over --repeat calls
+(for robocache the first call is included, there is no separate warm-up).
+The load average is recorded: on a machine shared with other work, OpenMP
+threads that wait at a barrier spin and slow robocache's multi-threaded runs
+down (robocache with 1 thread is the robust figure there).
+Open3D's grid starts half a leaf below the minimum, so its voxel count differs
+slightly from PCL's. Needs `pip install open3d-cpu` (and libusb-1.0-0 on
+Debian). Writes <out>/voxel_downsample_cpu_<cpu>.json and prints a table.
+"""
+
+import argparse
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+CLOUDS = {"kitti_raw_hdl64_0000000000.bin": 4, "cupcl_sample.pcd": 0}
+LEAVES = (0.05, 0.1, 0.2, 1.0)
+
+
+def load(path, cols):
+    if cols:
+        return np.fromfile(path, dtype="<f4").reshape(-1, cols)[:, :3].copy()
+    lines = path.read_text().splitlines()
+    start = next(i for i, l in enumerate(lines) if l.startswith("DATA")) + 1
+    return np.loadtxt(lines[start:], dtype=np.float32)
+
+
+def cpu_name():
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "cpu"
+
+
+def robocache_times(binary, xyz_file, leaf, threads, repeat):
+    out = subprocess.run([binary, "voxelize", "--mode", "downsample", "--columns", "3",
+                          "--voxel-size", f"{leaf},{leaf},{leaf}", "--threads", str(threads),
+                          "--repeat", str(repeat), xyz_file], capture_output=True, text=True,
+                         check=True).stdout
+    t = re.search(r"median ([\d.]+) ms, p10 ([\d.]+) ms, p90 ([\d.]+) ms", out)
+    n = int(re.search(r"non-empty voxels\s+(\d+)", out).group(1))
+    return {"median_ms": float(t.group(1)), "p10_ms": float(t.group(2)),
+            "p90_ms": float(t.group(3)), "points_out": n}
+
+
+def open3d_times(o3d, xyz, leaf, repeat):
+    pc = o3d.geometry.PointCloud(o3d.utility.Vector3dVector(xyz.astype(np.float64)))
+    pc.voxel_down_sample(leaf)  # warm-up
+    ms = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        d = pc.voxel_down_sample(leaf)
+        ms.append((time.perf_counter() - t0) * 1e3)
+    q = np.percentile(ms, [10, 90])
+    return {"median_ms": statistics.median(ms), "p10_ms": float(q[0]), "p90_ms": float(q[1]),
+            "points_out": len(d.points)}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bin", default=str(ROOT / "build" / "robocache"))
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=31)
+    ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
+    args = ap.parse_args()
+    os.environ["OMP_NUM_THREADS"] = str(args.threads)
+    import open3d as o3d  # after OMP_NUM_THREADS
+
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, cols in CLOUDS.items():
+            xyz = load(ROOT / "data" / "pointclouds" / name, cols)
+            xyz_file = os.path.join(tmp, name + ".xyz.bin")
+            xyz.tofile(xyz_file)
+            for leaf in LEAVES:
+                rc1 = robocache_times(args.bin, xyz_file, leaf, 1, args.repeat)
+                rcn = robocache_times(args.bin, xyz_file, leaf, args.threads, args.repeat)
+                o3 = open3d_times(o3d, xyz, leaf, args.repeat)
+                rows.append({"cloud": name, "points": len(xyz), "leaf_m": leaf,
+                             "robocache_1thread": rc1, "robocache": rcn, "open3d": o3,
+                             "speedup_median_1thread": o3["median_ms"] / rc1["median_ms"],
+                             "speedup_median": o3["median_ms"] / rcn["median_ms"]})
+                print(f"{name:32s} leaf {leaf:4} m  open3d {o3['median_ms']:7.3f} ms "
+                      f"({o3['points_out']} pts)  robocache 1 thread {rc1['median_ms']:7.3f} ms "
+                      f"x{rows[-1]['speedup_median_1thread']:.1f}, {args.threads} threads "
+                      f"{rcn['median_ms']:7.3f} ms x{rows[-1]['speedup_median']:.1f} "
+                      f"({rcn['points_out']} pts)")
+    cpu = cpu_name()
+    result = {"benchmark": "voxel_downsample_cpu", "cpu": cpu, "threads": args.threads,
+              "repeat": args.repeat, "open3d_version": o3d.__version__,
+              "load_average_1_5_15min": os.getloadavg(), "cores": os.cpu_count(),
+              "robocache_version": subprocess.run([args.bin, "--version"], capture_output=True,
+                                                  text=True).stdout.strip(),
+              "numpy_version": np.__version__, "python": platform.python_version(),
+              "command": "python3 bench/bench_voxel_downsample.py " +
+                         f"--threads {args.threads} --repeat {args.repeat}",
+              "rows": rows}
+    slug = re.sub(r"[^a-z0-9]+", "-", cpu.lower()).strip("-")[:40]
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+    path = Path(args.out) / f"voxel_downsample_cpu_{slug}_{args.threads}threads.json"
+    path.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,399 @@
+/* The sort / segment pipeline shared by the CUDA voxelize backends
+ * (voxel_cuda.cuh) and the begin / end of their calls. */
+#include "cuda/voxel_cuda.cuh"
+
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
+#include <thrust/iterator/counting_iterator.h>
+
+#include <string.h>
+
+namespace {
+
+/* Float <-> unsigned int with the order of the floats (for atomicMin/Max). */
+__device__ __forceinline__ unsigned int ordered_of(float f) {
+  unsigned int u = __float_as_uint(f);
+  return (u & 0x80000000u) ? ~u : u | 0x80000000u;
+}
+__host__ __device__ __forceinline__ float float_of(unsigned int u) {
+  u = (u & 0x80000000u) ? u & 0x7fffffffu : ~u;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+/* Step 1: offsets (clamped copy, checks) and the counters' initial state. */
+__global__ void prep_kernel(const int64_t *off_in, int64_t off_stride, int has_offsets, int B,
+                            int N, int64_t *off, rc_voxel_counters *counters) {
+  int b = blockIdx.x * blockDim.x + threadIdx.x;
+  if (b == 0) counters->pcl_too_big = 0xffffffffu;
+  if (b > B) return;
+  int64_t v = has_offsets ? off_in[b * off_stride] : (b == 0 ? 0 : N);
+  int bad = (b == 0 && v != 0) || (b == B && v != N) ||
+            (b > 0 && has_offsets && v < off_in[(b - 1) * off_stride]);
+  if (bad) counters->bad_offsets = 1;
+  off[b] = v < 0 ? 0 : v > N ? N : v;
+}
+
+/* PCL grid: per-cloud minimum and maximum of the finite points; block
+ * (cloud b, chunk y) strides over the cloud's rows. */
+__global__ void extent_init_kernel(unsigned int *extent, int B) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < B * 6) extent[i] = i % 6 < 3 ? 0xffffffffu : 0u;
+}
+
+__global__ void extent_kernel(rc_voxel_src s, unsigned int *extent) {
+  const int b = blockIdx.x;
+  unsigned int lo[3] = {0xffffffffu, 0xffffffffu, 0xffffffffu}, hi[3] = {0, 0, 0};
+  for (int64_t i = s.off[b] + blockIdx.y * blockDim.x + threadIdx.x; i < s.off[b + 1];
+       i += (int64_t)gridDim.y * blockDim.x) {
+    float p[3] = {rc_vpt(s, i, 0), rc_vpt(s, i, 1), rc_vpt(s, i, 2)};
+    if (!(isfinite(p[0]) && isfinite(p[1]) && isfinite(p[2]))) continue;
+    for (int a = 0; a < 3; a++) {
+      unsigned int u = ordered_of(p[a]);
+      lo[a] = u < lo[a] ? u : lo[a];
+      hi[a] = u > hi[a] ? u : hi[a];
+    }
+  }
+  for (int a = 0; a < 3; a++) {
+    for (int o = 16; o > 0; o /= 2) {
+      unsigned int l = __shfl_down_sync(0xffffffffu, lo[a], o);
+      unsigned int h = __shfl_down_sync(0xffffffffu, hi[a], o);
+      lo[a] = l < lo[a] ? l : lo[a];
+      hi[a] = h > hi[a] ? h : hi[a];
+    }
+    if ((threadIdx.x & 31) == 0) {
+      atomicMin(&extent[b * 6 + a], lo[a]);
+      atomicMax(&extent[b * 6 + 3 + a], hi[a]);
+    }
+  }
+}
+
+/* The per-cloud PCL keyer, as rc_voxel_cloud_keyer (src/ops/voxel_host.c). */
+__global__ void keyer_kernel(rc_voxel_keyer base, const unsigned int *extent, int B,
+                             rc_voxel_keyer *keyers, rc_voxel_counters *counters) {
+  int b = blockIdx.x * blockDim.x + threadIdx.x;
+  if (b >= B) return;
+  rc_voxel_keyer k = base;
+  double total = 1.0;
+  const double limit = 4611686018427387904.0; /* 2^62 */
+  for (int a = 0; a < 3; a++) {
+    float lo = float_of(extent[b * 6 + a]), hi = float_of(extent[b * 6 + 3 + a]);
+    if (extent[b * 6 + a] > extent[b * 6 + 3 + a]) { /* no finite point */
+      k.lo[a] = 0.0f;
+      k.grid[a] = 1;
+      continue;
+    }
+    float minb = rc_floorf(lo * k.inv_leaf[a]), maxb = rc_floorf(hi * k.inv_leaf[a]);
+    double extent_a = (double)(maxb - minb) + 1.0;
+    total *= extent_a;
+    if (fabs((double)minb) >= limit || fabs((double)maxb) >= limit || total > limit) {
+      atomicMin(&counters->pcl_too_big, (unsigned int)b);
+      k.grid[a] = 1;
+      continue;
+    }
+    k.lo[a] = minb;
+    k.grid[a] = (int64_t)extent_a;
+  }
+  keyers[b] = k;
+}
+
+/* Step 2: cloud, class and key of every point. */
+template <class K>
+__global__ void keys_kernel(rc_voxel_src s, K sentinel, int *cloud, K *keys, int *idx,
+                            rc_voxel_counters *counters) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  unsigned int nonfinite = 0, range = 0;
+  if (i < s.N) {
+    const int b = rc_voxel_cloud_of(s, i);
+    const rc_voxel_keyer *k = s.keyers ? &s.keyers[b] : &s.keyer;
+    int64_t ijk[3], key = 0;
+    int cls = rc_voxel_locate(k, rc_vpt(s, i, 0), rc_vpt(s, i, 1), rc_vpt(s, i, 2), ijk, &key);
+    nonfinite = cls == RC_VOXEL_NONFINITE;
+    range = cls == RC_VOXEL_RANGE;
+    cloud[i] = b;
+    idx[i] = i;
+    keys[i] = cls == RC_VOXEL_IN ? (K)key : sentinel;
+  }
+  rc_voxel_block_add(&counters->nonfinite, nonfinite);
+  rc_voxel_block_add(&counters->range, range);
+}
+
+/* Step 4: segment heads of the sorted keys. */
+template <class K>
+__global__ void heads_kernel(const K *keys, const int *idx, const int *cloud, int N, K sentinel,
+                             unsigned char *flags) {
+  const int j = blockIdx.x * blockDim.x + threadIdx.x;
+  if (j >= N) return;
+  const K k = keys[j];
+  flags[j] = k != sentinel && (j == 0 || k != keys[j - 1] || cloud[idx[j]] != cloud[idx[j - 1]]);
+}
+
+/* Step 5: flags the first point of each segment, in input order. */
+__global__ void first_kernel(rc_voxel_pipeline pl) {
+  const int s = blockIdx.x * blockDim.x + threadIdx.x;
+  if (s < pl.counters->num_segments) pl.first[pl.idx_out[pl.seg_start[s]]] = 1;
+}
+
+size_t align256(size_t x) { return (x + 255) & ~(size_t)255; }
+
+/* CUB temporary storage for n items (the largest of the three steps). */
+template <class K> robocache_status temp_size(robocache_ctx *ctx, int n, size_t *bytes) {
+  size_t a = 0, b = 0, c = 0;
+  RC_CUDA_TRY(ctx, cub::DeviceRadixSort::SortPairs(NULL, a, (K *)NULL, (K *)NULL, (int *)NULL,
+                                                   (int *)NULL, n));
+  RC_CUDA_TRY(ctx, cub::DeviceSelect::Flagged(NULL, b, thrust::counting_iterator<int>(0),
+                                              (unsigned char *)NULL, (int *)NULL, (int *)NULL, n));
+  RC_CUDA_TRY(ctx, cub::DeviceScan::ExclusiveSum(NULL, c, (int *)NULL, (int *)NULL, n + 1));
+  *bytes = a > b ? a : b;
+  *bytes = c > *bytes ? c : *bytes;
+  return ROBOCACHE_OK;
+}
+
+/* Steps 2-5 with keys of type K. */
+template <class K> robocache_status run_pipeline(robocache_ctx *ctx, rc_voxel_call *c) {
+  rc_voxel_pipeline &pl = c->pl;
+  const int N = pl.src.N;
+  const K sentinel = (K)pl.sentinel;
+  keys_kernel<K><<<rc_voxel_blocks(N), RC_VOXEL_THREADS, 0, c->stream>>>(
+      pl.src, sentinel, pl.cloud, (K *)pl.keys, pl.idx, pl.counters);
+  robocache_status s = rc_voxel_launched(ctx, "voxelize keys kernel");
+  if (s != ROBOCACHE_OK) return s;
+  if (N == 0) { /* no segments (counters are zero); rank[0] = 0 */
+    if (pl.ranks) RC_CUDA_TRY(ctx, cudaMemsetAsync(pl.rank, 0, sizeof(int), c->stream));
+    return ROBOCACHE_OK;
+  }
+  size_t bytes = pl.temp_bytes;
+  RC_CUDA_TRY(ctx,
+              cub::DeviceRadixSort::SortPairs(pl.temp, bytes, (K *)pl.keys, (K *)pl.keys_out,
+                                              pl.idx, pl.idx_out, N, 0, pl.key_bits, c->stream));
+  heads_kernel<K><<<rc_voxel_blocks(N), RC_VOXEL_THREADS, 0, c->stream>>>(
+      (const K *)pl.keys_out, pl.idx_out, pl.cloud, N, sentinel, pl.flags);
+  s = rc_voxel_launched(ctx, "voxelize segment heads kernel");
+  if (s != ROBOCACHE_OK) return s;
+  bytes = pl.temp_bytes;
+  RC_CUDA_TRY(ctx, cub::DeviceSelect::Flagged(pl.temp, bytes, thrust::counting_iterator<int>(0),
+                                              pl.flags, pl.seg_start, &pl.counters->num_segments, N,
+                                              c->stream));
+  if (!pl.ranks) return ROBOCACHE_OK;
+  RC_CUDA_TRY(ctx, cudaMemsetAsync(pl.first, 0, (size_t)(N + 1) * sizeof(int), c->stream));
+  first_kernel<<<rc_voxel_blocks(N), RC_VOXEL_THREADS, 0, c->stream>>>(pl);
+  s = rc_voxel_launched(ctx, "voxelize first-point kernel");
+  if (s != ROBOCACHE_OK) return s;
+  bytes = pl.temp_bytes;
+  RC_CUDA_TRY(ctx,
+              cub::DeviceScan::ExclusiveSum(pl.temp, bytes, pl.first, pl.rank, N + 1, c->stream));
+  return ROBOCACHE_OK;
+}
+
+/* Number of bits of x (0 for 0). */
+int bit_length(uint64_t x) {
+  int n = 0;
+  while (x) n++, x >>= 1;
+  return n;
+}
+
+/* Workspace layout of the call; with base == NULL only computes the size. */
+size_t carve(rc_voxel_pipeline &pl, char *base, int level) {
+  const size_t N = (size_t)pl.src.N, B = (size_t)pl.src.B;
+  size_t at = 0;
+  auto take = [&](size_t bytes) -> char * {
+    char *p = base ? base + at : NULL;
+    at += align256(bytes > 0 ? bytes : 1);
+    return p;
+  };
+  pl.counters = (rc_voxel_counters *)take(sizeof(rc_voxel_counters));
+  pl.off = (int64_t *)take((B + 1) * sizeof(int64_t));
+  if (pl.src.keyer.pcl) {
+    pl.keyers = (rc_voxel_keyer *)take(B * sizeof(rc_voxel_keyer));
+    pl.extent = (unsigned int *)take(B * 6 * sizeof(unsigned int));
+  }
+  if (level > 0) {
+    pl.cloud = (int *)take(N * sizeof(int));
+    pl.keys = take(N * (size_t)pl.key_bytes);
+    pl.keys_out = take(N * (size_t)pl.key_bytes);
+    pl.idx = (int *)take(N * sizeof(int));
+    pl.idx_out = (int *)take(N * sizeof(int));
+    pl.flags = (unsigned char *)take(N);
+    pl.seg_start = (int *)take(N * sizeof(int));
+    if (pl.ranks) {
+      pl.first = (int *)take((N + 1) * sizeof(int));
+      pl.rank = (int *)take((N + 1) * sizeof(int));
+    }
+    pl.temp = take(pl.temp_bytes);
+  }
+  return at;
+}
+
+/* The INVALID_ARGUMENT message of the CPU path for offsets that failed the
+ * device check (read back to the host). */
+robocache_status offsets_message(robocache_ctx *ctx, const rc_voxel_problem *p) {
+  const int64_t n = p->B + 1, st = p->offsets.strides[0];
+  int64_t *h = (int64_t *)malloc((size_t)n * sizeof *h);
+  if (!h) return rc_error(ctx, ROBOCACHE_OUT_OF_MEMORY, "voxelize (cuda): out of memory");
+  cudaError_t e = cudaMemcpy2D(h, sizeof *h, p->offsets.data, (size_t)st * sizeof *h, sizeof *h,
+                               (size_t)n, cudaMemcpyDeviceToHost);
+  robocache_status s;
+  if (e != cudaSuccess) {
+    s = rc_cuda_error(ctx, e, "reading offsets back");
+  } else if (h[0] != 0) {
+    s = rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT, "offsets[0] must be 0, got %lld",
+                 (long long)h[0]);
+  } else {
+    s = ROBOCACHE_INTERNAL;
+    for (int64_t b = 0; b < p->B && s == ROBOCACHE_INTERNAL; b++)
+      if (h[b + 1] < h[b])
+        s = rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT,
+                     "offsets decrease: offsets[%lld] = %lld > offsets[%lld] = %lld", (long long)b,
+                     (long long)h[b], (long long)(b + 1), (long long)h[b + 1]);
+    if (s == ROBOCACHE_INTERNAL)
+      s = rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT,
+                   "offsets[B] = %lld must equal the number of points N = %lld", (long long)h[p->B],
+                   (long long)p->N);
+  }
+  free(h);
+  return s;
+}
+
+/* The message of rc_voxel_cloud_keyer for cloud b, from its extent. */
+robocache_status pcl_message(robocache_ctx *ctx, const rc_voxel_problem *p, const rc_voxel_call *c,
+                             unsigned int b) {
+  unsigned int ext[6];
+  RC_CUDA_TRY(ctx,
+              cudaMemcpy(ext, c->pl.extent + (size_t)b * 6, sizeof ext, cudaMemcpyDeviceToHost));
+  double total = 1.0;
+  int axis = 2;
+  for (int a = 0; a < 3; a++) {
+    float minb = rc_floorf(float_of(ext[a]) * p->keyer.inv_leaf[a]);
+    float maxb = rc_floorf(float_of(ext[3 + a]) * p->keyer.inv_leaf[a]);
+    total *= (double)(maxb - minb) + 1.0;
+    if (fabs((double)minb) >= 4611686018427387904.0 ||
+        fabs((double)maxb) >= 4611686018427387904.0 || total > 4611686018427387904.0) {
+      axis = a;
+      break;
+    }
+  }
+  return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT,
+                  "voxel_downsample: leaf size %g on axis %d is too small for the cloud's "
+                  "extent [%g, %g] (more than 2^62 voxels)",
+                  (double)p->voxel_size[axis], axis, (double)float_of(ext[axis]),
+                  (double)float_of(ext[3 + axis]));
+}
+
+/* Launches the steps up to `level`. */
+robocache_status launch(robocache_ctx *ctx, const rc_voxel_problem *p, rc_voxel_call *c,
+                        int level) {
+  rc_voxel_pipeline &pl = c->pl;
+  const int B = pl.src.B;
+  RC_CUDA_TRY(ctx, cudaMemsetAsync(pl.counters, 0, sizeof *pl.counters, c->stream));
+  prep_kernel<<<rc_voxel_blocks(B + 1), RC_VOXEL_THREADS, 0, c->stream>>>(
+      p->has_offsets ? (const int64_t *)p->offsets.data : NULL,
+      p->has_offsets ? p->offsets.strides[0] : 0, p->has_offsets, B, pl.src.N, pl.off, pl.counters);
+  robocache_status s = rc_voxel_launched(ctx, "voxelize offsets kernel");
+  if (s == ROBOCACHE_OK && p->keyer.pcl) {
+    extent_init_kernel<<<rc_voxel_blocks(6 * (int64_t)B), RC_VOXEL_THREADS, 0, c->stream>>>(
+        pl.extent, B);
+    s = rc_voxel_launched(ctx, "voxel_downsample extent init kernel");
+    if (s == ROBOCACHE_OK && B > 0) {
+      dim3 grid((unsigned int)B, 32);
+      extent_kernel<<<grid, RC_VOXEL_THREADS, 0, c->stream>>>(pl.src, pl.extent);
+      s = rc_voxel_launched(ctx, "voxel_downsample extent kernel");
+    }
+    if (s == ROBOCACHE_OK) {
+      keyer_kernel<<<rc_voxel_blocks(B), RC_VOXEL_THREADS, 0, c->stream>>>(p->keyer, pl.extent, B,
+                                                                           pl.keyers, pl.counters);
+      s = rc_voxel_launched(ctx, "voxel_downsample keyer kernel");
+    }
+  }
+  if (s != ROBOCACHE_OK || level == 0) return s;
+  return pl.key_bytes == 4 ? run_pipeline<uint32_t>(ctx, c)
+                           : run_pipeline<unsigned long long>(ctx, c);
+}
+
+} // namespace
+
+robocache_status rc_voxel_launched(robocache_ctx *ctx, const char *kernel) {
+  cudaError_t e = cudaGetLastError();
+  return e == cudaSuccess ? ROBOCACHE_OK : rc_cuda_error(ctx, e, kernel);
+}
+
+robocache_status rc_voxel_cuda_begin(robocache_ctx *ctx, const rc_voxel_problem *p, int level,
+                                     rc_voxel_call *c) {
+  memset(c, 0, sizeof *c);
+  if (p->N > INT32_MAX - 1)
+    return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT,
+                    "points: the CUDA backend takes at most 2^31-2 points per call, got N = %lld",
+                    (long long)p->N);
+  if (p->B > INT32_MAX - 1)
+    return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT, "offsets: too many clouds (%lld)",
+                    (long long)p->B);
+  c->stream = rc_cuda_stream(ctx);
+  rc_voxel_pipeline &pl = c->pl;
+  pl.src.pts = (const float *)p->points.data;
+  pl.src.s0 = p->points.strides[0];
+  pl.src.s1 = p->points.strides[1];
+  pl.src.N = (int)p->N;
+  pl.src.B = (int)p->B;
+  pl.src.keyer = p->keyer;
+  pl.ranks = level >= RC_VOXEL_RANKS;
+  if (p->keyer.pcl) {
+    pl.key_bytes = 8;
+    pl.sentinel = (uint64_t)1 << 62;
+    pl.key_bits = 63;
+  } else {
+    uint64_t G = (uint64_t)(p->keyer.grid[0] * p->keyer.grid[1] * p->keyer.grid[2]);
+    pl.sentinel = G;
+    pl.key_bits = bit_length(G);
+    pl.key_bytes = G < 0xffffffffull ? 4 : 8;
+  }
+  robocache_status s = rc_cuda_device_enter(ctx, p->points.device_id, &c->guard);
+  if (s != ROBOCACHE_OK) return s;
+  int capturing = 0;
+  s = rc_cuda_capturing(ctx, c->stream, &capturing);
+  c->checked = !capturing;
+  if (s == ROBOCACHE_OK && level > 0)
+    s = pl.key_bytes == 4 ? temp_size<uint32_t>(ctx, pl.src.N, &pl.temp_bytes)
+                          : temp_size<unsigned long long>(ctx, pl.src.N, &pl.temp_bytes);
+  void *scratch = NULL;
+  if (s == ROBOCACHE_OK)
+    s = rc_cuda_workspace(ctx, p->points.device_id, carve(pl, NULL, level), NULL, &scratch);
+  if (s == ROBOCACHE_OK) {
+    carve(pl, (char *)scratch, level);
+    pl.src.off = pl.off;
+    pl.src.keyers = p->keyer.pcl ? pl.keyers : NULL;
+    s = launch(ctx, p, c, level);
+  }
+  if (s != ROBOCACHE_OK) rc_cuda_device_restore(&c->guard);
+  return s;
+}
+
+robocache_status rc_voxel_cuda_end(robocache_ctx *ctx, const rc_voxel_problem *p, rc_voxel_call *c,
+                                   robocache_status status, int nonempty_counter) {
+  rc_voxel_counters h;
+  memset(&h, 0, sizeof h);
+  h.pcl_too_big = 0xffffffffu;
+  if (status == ROBOCACHE_OK && c->checked) {
+    cudaError_t e =
+        cudaMemcpyAsync(&h, c->pl.counters, sizeof h, cudaMemcpyDeviceToHost, c->stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(c->stream);
+    if (e != cudaSuccess) status = rc_cuda_error(ctx, e, "reading the voxelize counters back");
+  }
+  if (status == ROBOCACHE_OK) {
+    robocache_voxel_stats *st = p->stats;
+    st->points_in = p->N;
+    st->points_dropped_nonfinite = (int64_t)h.nonfinite;
+    st->points_dropped_range = (int64_t)h.range;
+    st->points_in_range = p->N - (int64_t)(h.nonfinite + h.range);
+    st->voxels_nonempty = nonempty_counter ? (int64_t)h.nonempty : (int64_t)h.num_segments;
+    st->points_dropped_max_points = (int64_t)h.dropped_max_points;
+    st->voxels_dropped_max_voxels = (int64_t)h.dropped_voxels;
+    st->points_dropped_max_voxels = (int64_t)h.dropped_voxel_points;
+    if (h.bad_offsets)
+      status = offsets_message(ctx, p);
+    else if (h.pcl_too_big != 0xffffffffu)
+      status = pcl_message(ctx, p, c, h.pcl_too_big);
+  }
+  rc_cuda_device_restore(&c->guard);
+  return status;
+}
