@@ -85,11 +85,12 @@ def main():
         lambda: robocache.resample(v, t, x, out=out), args.samples, args.calls)
     if torch is not None:
         tv, tt, tx = (torch.from_numpy(a) for a in (v, t, x))
-        paths["robocache.resample (torch CPU, custom op)"] = time_python(
+        paths["robocache.resample (torch CPU, eager)"] = time_python(
             lambda: robocache.resample(tv, tt, tx), args.samples, args.calls)
-        with torch.no_grad():
-            paths["robocache.resample (torch CPU, no_grad)"] = time_python(
-                lambda: robocache.resample(tv, tt, tx), args.samples, args.calls)
+        op = torch.ops.robocache.resample.default
+        paths["torch.ops.robocache.resample (dispatcher)"] = time_python(
+            lambda: op(tv, tt, tx, None, None, "linear", "clamp", nan, None, None, 0, "xyzw",
+                       None, None), args.samples, args.calls)
 
     direct = statistics.median(paths["direct C call"])
     rows = []

@@ -6,9 +6,10 @@ measured in this run on the same clouds and leaf sizes.
     python3 bench/bench_voxel_downsample.py [--bin build/robocache] [--threads 2]
                                             [--repeat 31] [--out bench/results]
 
-Inputs: data/pointclouds/kitti_raw_hdl64_0000000000.bin (122,626 points) and
-data/pointclouds/cupcl_sample.pcd (119,978 points), x y z only, leaves 0.05,
-0.1, 0.2, 1 m. Open3D runs with OMP_NUM_THREADS = --threads; robocache with
+Inputs: data/pointclouds/kitti_raw_hdl64_0000000000.bin (122,626 points),
+data/pointclouds/cupcl_sample.pcd (119,978 points), and a batch of 4 KITTI
+scans (frames 0, 1, 0, 1: one robocache call with offsets; Open3D: one call
+per scan), x y z only, leaves 0.05, 0.1, 0.2, 1 m. Open3D runs with OMP_NUM_THREADS = --threads; robocache with
 1 thread and with --threads. Times: median, p10, p90 over --repeat calls
 (for robocache the first call is included, there is no separate warm-up).
 The load average is recorded: on a machine shared with other work, OpenMP
@@ -34,6 +35,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 CLOUDS = {"kitti_raw_hdl64_0000000000.bin": 4, "cupcl_sample.pcd": 0}
+BATCH = ["kitti_raw_hdl64_0000000000.bin", "kitti_raw_hdl64_0000000001.bin"] * 2
 LEAVES = (0.05, 0.1, 0.2, 1.0)
 
 
@@ -55,10 +57,10 @@ def cpu_name():
     return platform.processor() or "cpu"
 
 
-def robocache_times(binary, xyz_file, leaf, threads, repeat):
+def robocache_times(binary, xyz_files, leaf, threads, repeat):
     out = subprocess.run([binary, "voxelize", "--mode", "downsample", "--columns", "3",
                           "--voxel-size", f"{leaf},{leaf},{leaf}", "--threads", str(threads),
-                          "--repeat", str(repeat), xyz_file], capture_output=True, text=True,
+                          "--repeat", str(repeat), *xyz_files], capture_output=True, text=True,
                          check=True).stdout
     t = re.search(r"median ([\d.]+) ms, p10 ([\d.]+) ms, p90 ([\d.]+) ms", out)
     n = int(re.search(r"non-empty voxels\s+(\d+)", out).group(1))
@@ -66,17 +68,19 @@ def robocache_times(binary, xyz_file, leaf, threads, repeat):
             "p90_ms": float(t.group(3)), "points_out": n}
 
 
-def open3d_times(o3d, xyz, leaf, repeat):
-    pc = o3d.geometry.PointCloud(o3d.utility.Vector3dVector(xyz.astype(np.float64)))
-    pc.voxel_down_sample(leaf)  # warm-up
+def open3d_times(o3d, clouds, leaf, repeat):
+    pcs = [o3d.geometry.PointCloud(o3d.utility.Vector3dVector(xyz.astype(np.float64)))
+           for xyz in clouds]
+    for pc in pcs:
+        pc.voxel_down_sample(leaf)  # warm-up
     ms = []
     for _ in range(repeat):
         t0 = time.perf_counter()
-        d = pc.voxel_down_sample(leaf)
+        n = sum(len(pc.voxel_down_sample(leaf).points) for pc in pcs)
         ms.append((time.perf_counter() - t0) * 1e3)
     q = np.percentile(ms, [10, 90])
     return {"median_ms": statistics.median(ms), "p10_ms": float(q[0]), "p90_ms": float(q[1]),
-            "points_out": len(d.points)}
+            "points_out": n}
 
 
 def main():
@@ -91,15 +95,20 @@ def main():
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for name, cols in CLOUDS.items():
-            xyz = load(ROOT / "data" / "pointclouds" / name, cols)
-            xyz_file = os.path.join(tmp, name + ".xyz.bin")
-            xyz.tofile(xyz_file)
+        inputs = {name: [name] for name in CLOUDS}
+        inputs["batch of 4 KITTI scans"] = BATCH
+        for name, files in inputs.items():
+            clouds = [load(ROOT / "data" / "pointclouds" / f, CLOUDS.get(f, 4)) for f in files]
+            xyz_files = []
+            for i, xyz in enumerate(clouds):
+                xyz_files.append(os.path.join(tmp, f"{i}.xyz.bin"))
+                xyz.tofile(xyz_files[-1])
+            points = sum(len(xyz) for xyz in clouds)
             for leaf in LEAVES:
-                rc1 = robocache_times(args.bin, xyz_file, leaf, 1, args.repeat)
-                rcn = robocache_times(args.bin, xyz_file, leaf, args.threads, args.repeat)
-                o3 = open3d_times(o3d, xyz, leaf, args.repeat)
-                rows.append({"cloud": name, "points": len(xyz), "leaf_m": leaf,
+                rc1 = robocache_times(args.bin, xyz_files, leaf, 1, args.repeat)
+                rcn = robocache_times(args.bin, xyz_files, leaf, args.threads, args.repeat)
+                o3 = open3d_times(o3d, clouds, leaf, args.repeat)
+                rows.append({"cloud": name, "points": points, "leaf_m": leaf,
                              "robocache_1thread": rc1, "robocache": rcn, "open3d": o3,
                              "speedup_median_1thread": o3["median_ms"] / rc1["median_ms"],
                              "speedup_median": o3["median_ms"] / rcn["median_ms"]})

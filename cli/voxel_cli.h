@@ -20,7 +20,7 @@ typedef struct rc_cli_batch {
 } rc_cli_batch;
 
 /* Reads paths[0..n) (bin_columns as rc_pointcloud_read). Files must have the
- * same number of columns. Prints each file's line. */
+ * same number of columns. Prints each file's line. On error *b is freed. */
 int rc_cli_batch_read(int n, char *const *paths, int32_t bin_columns, rc_cli_batch *b);
 void rc_cli_batch_free(rc_cli_batch *b);
 

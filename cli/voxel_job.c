@@ -29,6 +29,7 @@ int rc_cli_batch_read(int n, char *const *paths, int32_t bin_columns, rc_cli_bat
       rc_cli_error("voxelize", "%s has %d columns but %s has %d: a batch needs equal columns",
                    paths[i], (int)pc.cols, paths[0], (int)b->C);
       rc_pointcloud_free(&pc);
+      rc_cli_batch_free(b);
       return RC_EXIT_DATA;
     }
     float *grown = s == ROBOCACHE_OK
@@ -41,6 +42,7 @@ int rc_cli_batch_read(int n, char *const *paths, int32_t bin_columns, rc_cli_bat
     if (s != ROBOCACHE_OK) {
       rc_cli_error("voxelize", "%s", err.msg);
       rc_pointcloud_free(&pc);
+      rc_cli_batch_free(b);
       return rc_cli_exit_code(s);
     }
     b->points = grown;

@@ -22,7 +22,9 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-/tmp/robocache-gpu-build}
 ARCH=${CUDA_ARCH:-90}
 PYTHON=${PYTHON:-python3}
-BENCHES=(bench/bench_gpu_align.py)
+BENCHES=(bench/bench_gpu_align.py bench/bench_gpu_voxel.py)
+# voxel: bench_gpu_voxel.py times robocache through the C harness built here
+export BENCH_VOXEL_BIN="$BUILD/bench/bench_voxel_cuda"
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 LOG="$OUT/gpu-check.log"
@@ -53,11 +55,26 @@ section_env() {
     '"$PYTHON"' -c "import torch; print(\"torch\", torch.__version__, torch.cuda.get_device_name(0))"'
 }
 
+# A GPU machine without cmocka (and no network): its Debian packages
+# (apt-get download libcmocka0 libcmocka-dev) in $ROOT/.gpu-deps are unpacked
+# and used instead.
+CMOCKA_ARGS=()
+use_carried_cmocka() {
+  local deps=/tmp/robocache-gpu-deps f lib
+  [ -e /usr/include/cmocka.h ] && return
+  compgen -G "$ROOT/.gpu-deps/*.deb" >/dev/null || return
+  for f in "$ROOT"/.gpu-deps/*.deb; do dpkg -x "$f" "$deps"; done
+  lib=$(ls "$deps"/usr/lib/*/libcmocka.so.0 | head -1)
+  CMOCKA_ARGS=(-DCMOCKA_INCLUDE_DIR="$deps/usr/include" -DCMOCKA_LIBRARY="$lib")
+  export LD_LIBRARY_PATH="$(dirname "$lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+}
+
 section_build() {
   rm -rf "$BUILD"
+  use_carried_cmocka
   step build-configure 120 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DROBOCACHE_WERROR=ON -DROBOCACHE_CUDA=ON -DROBOCACHE_HDF5=OFF \
-    -DCMAKE_CUDA_ARCHITECTURES="$ARCH"
+    -DCMAKE_CUDA_ARCHITECTURES="$ARCH" "${CMOCKA_ARGS[@]}"
   # -k 0: a failure in one target (another op in progress) does not hide the others
   step build 300 cmake --build "$BUILD" -j "$(nproc)" -- -k 0
 }

@@ -62,7 +62,8 @@ static PyObject *py_resample(PyObject *self, PyObject *const *a, Py_ssize_t n) {
   int on_cuda = tt.t.device_type == ROBOCACHE_DEVICE_CUDA;
   if (rcpy_output(a[12], "out", out_dtype, nd, shape, on_cuda, stream, &o, &out_obj) < 0) goto done;
   lib_view(&o, batched, channels);
-  int want_valid = a[13] != Py_None || PyObject_IsTrue(a[15]) == 1;
+  int want_valid = a[13] != Py_None ? 1 : PyObject_IsTrue(a[15]);
+  if (want_valid < 0) goto done;
   if (want_valid) {
     nd = user_shape(shape, batched, tt.shape[0], tt.shape[1], 0, 0);
     if (rcpy_output(a[13], "valid", RCPY_DTYPE_BOOL, nd, shape, on_cuda, stream, &val, &valid_obj) <
@@ -213,7 +214,8 @@ static PyObject *py_align(PyObject *self, PyObject *const *a, Py_ssize_t n) {
   int on_cuda = tt.t.device_type == ROBOCACHE_DEVICE_CUDA;
   if (rcpy_output(a[3], "out", out_dtype, nd, shape, on_cuda, stream, &o, &out_obj) < 0) goto done;
   lib_view(&o, batched, 1);
-  int want_valid = a[4] != Py_None || PyObject_IsTrue(a[6]) == 1;
+  int want_valid = a[4] != Py_None ? 1 : PyObject_IsTrue(a[6]);
+  if (want_valid < 0) goto done;
   if (want_valid) {
     nd = user_shape(shape, batched, tt.shape[0], tt.shape[1], 1, K);
     if (rcpy_output(a[4], "valid", RCPY_DTYPE_BOOL, nd, shape, on_cuda, stream, &val, &valid_obj) <

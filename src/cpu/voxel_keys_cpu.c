@@ -50,13 +50,7 @@ static int64_t block_keys(const rc_voxel_problem *p, const rc_voxel_keyer *k, in
                           int64_t *restrict key, int64_t *range) {
   float xyz[3][BLOCK];
   int32_t idx[3][BLOCK], fin[BLOCK], ok[BLOCK];
-  const float *src = (const float *)p->points.data + row * p->points.strides[0];
-  const int64_t s0 = p->points.strides[0], s1 = p->points.strides[1];
-  for (int j = 0; j < m; j++, src += s0) {
-    xyz[0][j] = src[0];
-    xyz[1][j] = src[s1];
-    xyz[2][j] = src[2 * s1];
-  }
+  rc_voxel_gather_xyz(p, row, m, xyz[0], xyz[1], xyz[2]);
   for (int j = 0; j < m; j++) {
     float x = xyz[0][j], y = xyz[1][j], z = xyz[2][j];
     fin[j] = (x - x == 0.0f) & (y - y == 0.0f) & (z - z == 0.0f);

@@ -1,14 +1,16 @@
 /* Optimised CPU voxelization. Per cloud:
- *   1. classify every point and compute its 64-bit voxel key (OpenMP);
+ *   1. classify every point and compute its 64-bit voxel key (voxel_keys_cpu);
  *   2. one pass in input order: look the key up in an open-addressing hash
  *      table that numbers voxels in order of first appearance (it starts
  *      small, to stay in cache for coarse grids, and grows when half full),
  *      and reduce the point into its voxel right away: count, f64 sums,
  *      maximum, or (hard) a copy into the voxel's next free slot;
- *   3. write the per-voxel results (OpenMP over voxels).
- * Each voxel sees its points in input order, so sums are the same f64 sums
- * in the same order as src/ref: results are bitwise identical to it and
- * independent of the thread count. */
+ *   3. write the per-voxel results.
+ * Clouds of a batch run in parallel (OpenMP; each thread has its own hash
+ * table and per-voxel arrays sized for the largest cloud); inside one large
+ * cloud, steps 1 and 3 are parallel. Each voxel sees its points in
+ * input order, so sums are the same f64 sums in the same order as src/ref:
+ * results are bitwise identical to it and independent of the thread count. */
 #include "cpu/voxel_keys_cpu.h"
 
 #include <stdlib.h>
@@ -21,113 +23,142 @@ typedef struct slot {
   int64_t vox; /* voxel number */
 } slot;
 
-typedef struct work {
-  int64_t *key;   /* [n] voxel key, or RC_KEY_RANGE / RC_KEY_NONFINITE */
-  int64_t *vkey;  /* [nvox] key of each voxel */
-  int64_t *count; /* [nvox] points per voxel */
-  double *acc;    /* [nvox * width] sums (dense SUM/MEAN, downsample) */
-  float *max;     /* [nvox * width] maxima (dense MAX) */
-  slot *table;
-  int64_t tsize; /* power of two */
-  int64_t begin, n, n_in, nvox, width;
-  rc_voxel_keyer keyer;
-  int threads;
-} work;
+typedef struct table {
+  slot *s;
+  int64_t size; /* power of two */
+} table;
 
-static void work_free(work *w) {
+/* The batch: keys of all N points and the outcome of each cloud. */
+typedef struct batch {
+  int64_t *key;        /* [N] voxel key, or RC_KEY_RANGE / RC_KEY_NONFINITE */
+  int64_t width, nmax; /* accumulators per voxel; points of the largest cloud */
+  int sums, maxima;    /* which accumulators the clouds need */
+  int threads;
+  int64_t *nvox;                /* [B] */
+  robocache_voxel_stats *stats; /* [B] */
+  float **means;                /* [B] downsample: each cloud's output rows */
+} batch;
+
+/* Per-thread arrays, for one cloud at a time (nmax entries). */
+typedef struct scratch {
+  int64_t *vkey;  /* key of each voxel */
+  int64_t *count; /* points per voxel */
+  double *acc;    /* [nmax * width] sums (dense SUM/MEAN, downsample) */
+  float *max;     /* [nmax * width] maxima (dense MAX) */
+  table t;
+} scratch;
+
+/* One cloud: its rows, its keys and the scratch arrays it uses. */
+typedef struct cloud {
+  int64_t b, begin, n, nvox, width;
+  rc_voxel_keyer keyer;
+  int64_t *key, *vkey, *count;
+  double *acc;
+  float *max;
+  robocache_voxel_stats *stats;
+  table *t;
+  int threads;
+} cloud;
+
+static void batch_free(batch *w) {
   free(w->key);
-  free(w->vkey);
-  free(w->count);
-  free(w->acc);
-  free(w->max);
-  free(w->table);
+  free(w->nvox);
+  free(w->stats);
+  free(w->means);
 }
 
-/* Workspace for the largest cloud of p; `width` accumulators per voxel of
- * kind acc (sums) or max. */
-static robocache_status work_alloc(robocache_ctx *ctx, const rc_voxel_problem *p, int64_t width,
-                                   int sums, int maxima, work *w) {
+/* `width` accumulators per voxel, sums and/or maxima. */
+static robocache_status batch_alloc(robocache_ctx *ctx, const rc_voxel_problem *p, int64_t width,
+                                    int sums, int maxima, batch *w) {
   memset(w, 0, sizeof *w);
-  int64_t nmax = 1;
+  w->width = width;
+  w->sums = sums;
+  w->maxima = maxima;
+  w->nmax = 1;
   for (int64_t b = 0; b < p->B; b++) {
     int64_t begin, end;
     rc_voxel_cloud_rows(p, b, &begin, &end);
-    if (end - begin > nmax) nmax = end - begin;
+    if (end - begin > w->nmax) w->nmax = end - begin;
   }
-  size_t n = (size_t)nmax, wn = n * (size_t)(width > 0 ? width : 1);
-  w->width = width;
-  w->key = malloc(n * sizeof *w->key);
-  w->vkey = malloc(n * sizeof *w->vkey);
-  w->count = malloc(n * sizeof *w->count);
-  w->acc = sums ? malloc(wn * sizeof *w->acc) : NULL;
-  w->max = maxima ? malloc(wn * sizeof *w->max) : NULL;
-  w->tsize = 1024;
-  w->table = malloc((size_t)w->tsize * sizeof *w->table);
+  w->key = malloc((size_t)(p->N > 0 ? p->N : 1) * sizeof *w->key);
+  w->nvox = calloc((size_t)p->B, sizeof *w->nvox);
+  w->stats = calloc((size_t)p->B, sizeof *w->stats);
+  w->means = calloc((size_t)p->B, sizeof *w->means);
   w->threads = rc_voxel_threads(ctx);
-  if (!w->key || !w->vkey || !w->count || (sums && !w->acc) || (maxima && !w->max) || !w->table) {
-    work_free(w);
+  if (!w->key || !w->nvox || !w->stats || !w->means) {
+    batch_free(w);
     return rc_error(ctx, ROBOCACHE_OUT_OF_MEMORY, "voxelize (cpu): out of memory");
   }
   return ROBOCACHE_OK;
 }
 
-/* Step 1: keys and point counters of the current cloud. */
-static void classify(const rc_voxel_problem *p, work *w) {
-  int64_t nonfinite = 0, range = 0;
-  rc_voxel_keys_cpu(p, &w->keyer, w->begin, w->n, w->threads, w->key, &nonfinite, &range);
-  p->stats->points_in += w->n;
-  p->stats->points_dropped_nonfinite += nonfinite;
-  p->stats->points_dropped_range += range;
-  p->stats->points_in_range += w->n - nonfinite - range;
-  w->n_in = w->n - nonfinite - range;
+static void scratch_free(scratch *s) {
+  free(s->vkey);
+  free(s->count);
+  free(s->acc);
+  free(s->max);
+  free(s->t.s);
+}
+
+static int scratch_alloc(const batch *w, scratch *s) {
+  memset(s, 0, sizeof *s);
+  size_t n = (size_t)w->nmax, wn = n * (size_t)(w->width > 0 ? w->width : 1);
+  s->vkey = malloc(n * sizeof *s->vkey);
+  s->count = malloc(n * sizeof *s->count);
+  s->acc = w->sums ? malloc(wn * sizeof *s->acc) : NULL;
+  s->max = w->maxima ? malloc(wn * sizeof *s->max) : NULL;
+  return s->vkey && s->count && (!w->sums || s->acc) && (!w->maxima || s->max) ? 0 : -1;
 }
 
 static inline int64_t slot_of(int64_t key, int64_t mask) {
   return (int64_t)(((uint64_t)key * 0x9E3779B97F4A7C15ull) >> 24) & mask;
 }
 
-static void table_clear(work *w) {
-  for (int64_t i = 0; i < w->tsize; i++) w->table[i].key = -1;
-  w->nvox = 0;
+/* An empty table of `size` slots (reusing t's allocation when it is that
+ * size); -1 when out of memory. */
+static int table_reset(table *t, int64_t size) {
+  if (t->size != size) {
+    free(t->s);
+    t->s = malloc((size_t)size * sizeof *t->s);
+    t->size = t->s ? size : 0;
+    if (!t->s) return -1;
+  }
+  for (int64_t i = 0; i < size; i++) t->s[i].key = -1;
+  return 0;
 }
 
 /* Grows the table 4x (few re-insertions while it is small, then at most a
  * quarter full) and re-inserts the voxels (keys are distinct). */
-static int table_grow(work *w) {
-  slot *t = malloc((size_t)w->tsize * 4 * sizeof *t);
-  if (!t) return -1;
-  free(w->table);
-  w->table = t;
-  w->tsize *= 4;
-  const int64_t mask = w->tsize - 1;
-  for (int64_t i = 0; i < w->tsize; i++) t[i].key = -1;
-  for (int64_t v = 0; v < w->nvox; v++) {
-    int64_t h = slot_of(w->vkey[v], mask);
-    while (t[h].key != -1) h = (h + 1) & mask;
-    t[h] = (slot){w->vkey[v], v};
+static int table_grow(cloud *c) {
+  if (table_reset(c->t, c->t->size * 4) < 0) return -1;
+  const int64_t mask = c->t->size - 1;
+  for (int64_t v = 0; v < c->nvox; v++) {
+    int64_t h = slot_of(c->vkey[v], mask);
+    while (c->t->s[h].key != -1) h = (h + 1) & mask;
+    c->t->s[h] = (slot){c->vkey[v], v};
   }
   return 0;
 }
 
 /* The voxel number of key, numbering a new voxel (count 0) when the key is
  * new; *fresh = 1 then. -1 when out of memory. */
-static inline int64_t voxel_of(work *w, int64_t key, int *fresh) {
-  int64_t mask = w->tsize - 1, h = slot_of(key, mask);
+static inline int64_t voxel_of(cloud *c, int64_t key, int *fresh) {
+  int64_t mask = c->t->size - 1, h = slot_of(key, mask);
   for (;;) {
-    int64_t k = w->table[h].key;
+    int64_t k = c->t->s[h].key;
     if (k == key) {
       *fresh = 0;
-      return w->table[h].vox;
+      return c->t->s[h].vox;
     }
     if (k == -1) break;
     h = (h + 1) & mask;
   }
-  int64_t v = w->nvox++;
-  w->vkey[v] = key;
-  w->count[v] = 0;
-  w->table[h] = (slot){key, v};
+  int64_t v = c->nvox++;
+  c->vkey[v] = key;
+  c->count[v] = 0;
+  c->t->s[h] = (slot){key, v};
   *fresh = 1;
-  if (2 * w->nvox > w->tsize && table_grow(w) < 0) return -1;
+  if (2 * c->nvox > c->t->size && table_grow(c) < 0) return -1;
   return v;
 }
 
@@ -136,96 +167,167 @@ static inline int64_t voxel_of(work *w, int64_t key, int *fresh) {
  * to acc[v]; returns the row after the run. The running sums stay in
  * registers (width known at compile time when inlined with a constant), and
  * are added in input order, as one f64 sum per column. */
-static inline int64_t add_run(const rc_voxel_problem *p, work *w, int64_t i, int64_t v, int fresh,
+static inline int64_t add_run(const rc_voxel_problem *p, cloud *c, int64_t i, int64_t v, int fresh,
                               int64_t col0, const int64_t width) {
-  const int64_t key = w->key[i];
+  const int64_t key = c->key[i];
   double run[RC_RUN_WIDTH];
-  double *a = w->acc ? w->acc + v * width : NULL;
-  for (int64_t c = 0; c < width; c++) run[c] = fresh || !a ? 0.0 : a[c];
+  double *a = c->acc ? c->acc + v * width : NULL;
+  for (int64_t k = 0; k < width; k++) run[k] = fresh || !a ? 0.0 : a[k];
   int64_t cnt = 0, j = i;
-  for (; j < w->n; j++) {
-    const int64_t k = w->key[j];
+  for (; j < c->n; j++) {
+    const int64_t k = c->key[j];
     if (k < 0) continue;
     if (k != key) break;
     cnt++;
     if (a)
-      for (int64_t c = 0; c < width; c++)
-        run[c] += (double)rc_voxel_coord(p, w->begin + j, col0 + c);
+      for (int64_t col = 0; col < width; col++)
+        run[col] += (double)rc_voxel_coord(p, c->begin + j, col0 + col);
   }
   if (a)
-    for (int64_t c = 0; c < width; c++) a[c] = run[c];
-  w->count[v] += cnt;
+    for (int64_t k = 0; k < width; k++) a[k] = run[k];
+  c->count[v] += cnt;
   return j;
 }
 
-/* As add_run for any width, straight into acc, and maxima into max. */
-static int64_t add_point(const rc_voxel_problem *p, work *w, int64_t i, int64_t v, int fresh,
+/* As add_run for one point of any width, and maxima into max. */
+static int64_t add_point(const rc_voxel_problem *p, cloud *c, int64_t i, int64_t v, int fresh,
                          int64_t col0) {
-  const int64_t width = w->width;
-  w->count[v]++;
-  if (w->acc) {
-    double *a = w->acc + v * width;
-    for (int64_t c = 0; c < width; c++)
-      a[c] = (fresh ? 0.0 : a[c]) + (double)rc_voxel_coord(p, w->begin + i, col0 + c);
+  const int64_t width = c->width;
+  c->count[v]++;
+  if (c->acc) {
+    double *a = c->acc + v * width;
+    for (int64_t k = 0; k < width; k++)
+      a[k] = (fresh ? 0.0 : a[k]) + (double)rc_voxel_coord(p, c->begin + i, col0 + k);
   }
-  if (w->max) {
-    float *m = w->max + v * width;
-    for (int64_t c = 0; c < width; c++) {
-      float x = rc_voxel_coord(p, w->begin + i, col0 + c);
-      m[c] = fresh || x > m[c] ? x : m[c];
+  if (c->max) {
+    float *m = c->max + v * width;
+    for (int64_t k = 0; k < width; k++) {
+      float x = rc_voxel_coord(p, c->begin + i, col0 + k);
+      m[k] = fresh || x > m[k] ? x : m[k];
     }
   }
   return i + 1;
 }
 
-/* Step 1 for cloud b, and an empty hash table. */
-static robocache_status start_cloud(robocache_ctx *ctx, const rc_voxel_problem *p, int64_t b,
-                                    work *w) {
+/* Step 1 for cloud b and an empty hash table. Errors go to ctx (private to
+ * the calling thread). */
+static robocache_status start_cloud(robocache_ctx *ctx, const rc_voxel_problem *p, batch *w,
+                                    scratch *sc, int64_t b, cloud *c) {
   int64_t end;
-  rc_voxel_cloud_rows(p, b, &w->begin, &end);
-  w->n = end - w->begin;
-  robocache_status s = rc_voxel_cloud_keyer(ctx, p, w->begin, end, &w->keyer);
+  memset(c, 0, sizeof *c);
+  c->b = b;
+  rc_voxel_cloud_rows(p, b, &c->begin, &end);
+  c->n = end - c->begin;
+  c->width = w->width;
+  c->key = w->key + c->begin;
+  c->vkey = sc->vkey;
+  c->count = sc->count;
+  c->acc = sc->acc;
+  c->max = sc->max;
+  c->stats = &w->stats[b];
+  c->t = &sc->t;
+  c->threads = w->threads;
+  robocache_status s = rc_voxel_cloud_keyer(ctx, p, c->begin, end, &c->keyer);
   if (s != ROBOCACHE_OK) return s;
-  classify(p, w);
-  table_clear(w);
+  int64_t nonfinite = 0, range = 0;
+  rc_voxel_keys_cpu(p, &c->keyer, c->begin, c->n, c->threads, c->key, &nonfinite, &range);
+  c->stats->points_in = c->n;
+  c->stats->points_dropped_nonfinite = nonfinite;
+  c->stats->points_dropped_range = range;
+  c->stats->points_in_range = c->n - nonfinite - range;
+  if (table_reset(c->t, 1024) < 0)
+    return rc_error(ctx, ROBOCACHE_OUT_OF_MEMORY, "voxelize (cpu): out of memory");
   return ROBOCACHE_OK;
 }
 
-/* Steps 1 and 2 for cloud b: counts and, as requested by w, sums of columns
+/* Step 2 of a cloud: counts and, as requested, sums of columns
  * col0..col0+width-1 or their maxima. */
-static robocache_status reduce_cloud(robocache_ctx *ctx, const rc_voxel_problem *p, int64_t b,
-                                     int64_t col0, work *w) {
-  robocache_status s = start_cloud(ctx, p, b, w);
-  if (s != ROBOCACHE_OK) return s;
-  const int64_t width = w->width;
-  for (int64_t i = 0; i < w->n;) {
-    if (w->key[i] < 0) {
+static robocache_status reduce_cloud(robocache_ctx *ctx, const rc_voxel_problem *p, cloud *c,
+                                     int64_t col0) {
+  const int64_t width = c->width;
+  for (int64_t i = 0; i < c->n;) {
+    if (c->key[i] < 0) {
       i++;
       continue;
     }
     int fresh = 0;
-    int64_t v = voxel_of(w, w->key[i], &fresh);
+    int64_t v = voxel_of(c, c->key[i], &fresh);
     if (v < 0) return rc_error(ctx, ROBOCACHE_OUT_OF_MEMORY, "voxelize (cpu): out of memory");
-    if (w->max || width > RC_RUN_WIDTH)
-      i = add_point(p, w, i, v, fresh, col0);
+    if (c->max || width > RC_RUN_WIDTH)
+      i = add_point(p, c, i, v, fresh, col0);
     else if (width == 3) /* constant widths: sums in registers */
-      i = add_run(p, w, i, v, fresh, col0, 3);
+      i = add_run(p, c, i, v, fresh, col0, 3);
     else if (width == 4)
-      i = add_run(p, w, i, v, fresh, col0, 4);
+      i = add_run(p, c, i, v, fresh, col0, 4);
     else
-      i = add_run(p, w, i, v, fresh, col0, width);
+      i = add_run(p, c, i, v, fresh, col0, width);
   }
-  p->stats->voxels_nonempty += w->nvox;
+  c->stats->voxels_nonempty = c->nvox;
   return ROBOCACHE_OK;
 }
 
-static void dense_write(const rc_voxel_problem *p, const work *w, int64_t b) {
+typedef robocache_status (*cloud_fn)(robocache_ctx *ctx, const rc_voxel_problem *p, const batch *w,
+                                     cloud *c);
+
+/* Runs fn on every cloud after step 1, clouds in parallel when the batch is
+ * large; sums the per-cloud stats into p->stats. The first failing cloud's
+ * error is reported through ctx. */
+static robocache_status for_each_cloud(robocache_ctx *ctx, const rc_voxel_problem *p, batch *w,
+                                       cloud_fn fn) {
+  robocache_status first = ROBOCACHE_OK;
+  int64_t first_b = p->B;
+  char msg[RC_ERROR_LEN] = "";
+  const int outer = p->B > 1 && p->N >= RC_VOXEL_PAR_MIN ? w->threads : 1;
+#pragma omp parallel num_threads(outer)
+  {
+    scratch sc;
+    const int have_scratch = scratch_alloc(w, &sc) == 0;
+    robocache_ctx local = {.num_threads = rc_ctx(ctx)->num_threads};
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t b = 0; b < p->B; b++) {
+      cloud c = {0};
+      robocache_status s =
+          have_scratch ? start_cloud(&local, p, w, &sc, b, &c)
+                       : rc_error(&local, ROBOCACHE_OUT_OF_MEMORY, "voxelize (cpu): out of memory");
+      if (s == ROBOCACHE_OK) s = fn(&local, p, w, &c);
+      w->nvox[b] = c.nvox;
+      if (s != ROBOCACHE_OK) {
+#pragma omp critical(rc_voxel_cpu_error)
+        if (b < first_b) {
+          first_b = b;
+          first = s;
+          memcpy(msg, local.error, sizeof msg);
+        }
+      }
+    }
+    scratch_free(&sc);
+  }
+  if (first != ROBOCACHE_OK) return rc_error(ctx, first, "%s", msg);
+  for (int64_t b = 0; b < p->B; b++) {
+    const robocache_voxel_stats *s = &w->stats[b];
+    p->stats->points_in += s->points_in;
+    p->stats->points_in_range += s->points_in_range;
+    p->stats->points_dropped_range += s->points_dropped_range;
+    p->stats->points_dropped_nonfinite += s->points_dropped_nonfinite;
+    p->stats->voxels_nonempty += s->voxels_nonempty;
+    p->stats->points_dropped_max_points += s->points_dropped_max_points;
+    p->stats->voxels_dropped_max_voxels += s->voxels_dropped_max_voxels;
+    p->stats->points_dropped_max_voxels += s->points_dropped_max_voxels;
+  }
+  return ROBOCACHE_OK;
+}
+
+static robocache_status dense_cloud(robocache_ctx *ctx, const rc_voxel_problem *p, const batch *w,
+                                    cloud *c) {
+  (void)w;
+  robocache_status s = reduce_cloud(ctx, p, c, p->feat_col);
+  if (s != ROBOCACHE_OK) return s;
   const int64_t G = p->keyer.grid[0] * p->keyer.grid[1] * p->keyer.grid[2], F = p->F;
-  const int64_t nvox = w->nvox, base = b * F * G;
+  const int64_t nvox = c->nvox, base = c->b * F * G;
   const int32_t dtype = p->out.dtype, mode = p->mode;
-#pragma omp parallel for num_threads(w->threads) if (nvox >= RC_VOXEL_PAR_MIN) schedule(static)
+#pragma omp parallel for num_threads(c->threads) if (nvox >= RC_VOXEL_PAR_MIN) schedule(static)
   for (int64_t v = 0; v < nvox; v++) {
-    const int64_t cell = base + w->vkey[v], cnt = w->count[v];
+    const int64_t cell = base + c->vkey[v], cnt = c->count[v];
     if (mode == ROBOCACHE_VOXEL_COUNT || mode == ROBOCACHE_VOXEL_OCCUPANCY) {
       int64_t x = mode == ROBOCACHE_VOXEL_COUNT ? cnt : 1;
       if (dtype == ROBOCACHE_DTYPE_I32)
@@ -238,57 +340,54 @@ static void dense_write(const rc_voxel_problem *p, const work *w, int64_t b) {
     }
     float *out = (float *)p->out.data + cell;
     for (int64_t f = 0; f < F; f++) {
-      double r = mode == ROBOCACHE_VOXEL_MAX    ? (double)w->max[v * F + f]
-                 : mode == ROBOCACHE_VOXEL_MEAN ? w->acc[v * F + f] / (double)cnt
-                                                : w->acc[v * F + f];
+      double r = mode == ROBOCACHE_VOXEL_MAX    ? (double)c->max[v * F + f]
+                 : mode == ROBOCACHE_VOXEL_MEAN ? c->acc[v * F + f] / (double)cnt
+                                                : c->acc[v * F + f];
       out[f * G] = (float)r;
     }
   }
+  return ROBOCACHE_OK;
 }
 
 robocache_status rc_voxelize_dense_cpu(robocache_ctx *ctx, const rc_voxel_problem *p) {
   const int feats = p->mode >= ROBOCACHE_VOXEL_SUM;
-  work w;
-  robocache_status s = work_alloc(ctx, p, feats ? p->F : 0,
-                                  p->mode == ROBOCACHE_VOXEL_SUM || p->mode == ROBOCACHE_VOXEL_MEAN,
-                                  p->mode == ROBOCACHE_VOXEL_MAX, &w);
+  batch w;
+  robocache_status s = batch_alloc(
+      ctx, p, feats ? p->F : 0, p->mode == ROBOCACHE_VOXEL_SUM || p->mode == ROBOCACHE_VOXEL_MEAN,
+      p->mode == ROBOCACHE_VOXEL_MAX, &w);
   if (s != ROBOCACHE_OK) return s;
   memset(p->out.data, 0, (size_t)rc_view_numel(&p->out) * robocache_dtype_size(p->out.dtype));
-  for (int64_t b = 0; b < p->B && s == ROBOCACHE_OK; b++) {
-    s = reduce_cloud(ctx, p, b, p->feat_col, &w);
-    if (s == ROBOCACHE_OK) dense_write(p, &w, b);
-  }
-  work_free(&w);
+  s = for_each_cloud(ctx, p, &w, dense_cloud);
+  batch_free(&w);
   return s;
 }
 
-/* mmcv hard voxelization of cloud b (keys already in w->key). */
-static robocache_status hard_cloud(robocache_ctx *ctx, const rc_voxel_problem *p, int64_t b,
-                                   work *w) {
-  const int64_t P = p->max_points, M = p->max_voxels, C = p->C;
+/* mmcv hard voxelization of one cloud. */
+static robocache_status hard_cloud(robocache_ctx *ctx, const rc_voxel_problem *p, const batch *w,
+                                   cloud *c) {
+  (void)w;
+  const int64_t P = p->max_points, M = p->max_voxels, C = p->C, b = c->b;
   float *voxels = (float *)p->voxels.data + b * M * P * C;
   int32_t *coords = (int32_t *)p->coords.data + b * M * 4;
   int32_t *num_points = (int32_t *)p->num_points.data + b * M;
   int64_t dropped_points = 0, dropped_voxel_points = 0;
-  robocache_status s = start_cloud(ctx, p, b, w);
-  if (s != ROBOCACHE_OK) return s;
   memset(voxels, 0, (size_t)(M * P * C) * sizeof(float));
-  for (int64_t i = 0; i < w->n; i++) {
-    if (w->key[i] < 0) continue;
+  for (int64_t i = 0; i < c->n; i++) {
+    if (c->key[i] < 0) continue;
     int fresh;
-    int64_t v = voxel_of(w, w->key[i], &fresh);
+    int64_t v = voxel_of(c, c->key[i], &fresh);
     if (v < 0) return rc_error(ctx, ROBOCACHE_OUT_OF_MEMORY, "voxelize (cpu): out of memory");
-    int64_t j = w->count[v]++;
+    int64_t j = c->count[v]++;
     if (v >= M) {
       dropped_voxel_points++;
     } else if (j >= P) {
       dropped_points++;
     } else {
       float *dst = voxels + (v * P + j) * C;
-      for (int64_t c = 0; c < C; c++) dst[c] = rc_voxel_coord(p, w->begin + i, c);
+      for (int64_t k = 0; k < C; k++) dst[k] = rc_voxel_coord(p, c->begin + i, k);
     }
   }
-  const int64_t kept = w->nvox < M ? w->nvox : M;
+  const int64_t kept = c->nvox < M ? c->nvox : M;
   for (int64_t v = 0; v < M; v++) {
     if (v >= kept) {
       num_points[v] = 0;
@@ -296,56 +395,63 @@ static robocache_status hard_cloud(robocache_ctx *ctx, const rc_voxel_problem *p
       continue;
     }
     int64_t ijk[3];
-    rc_voxel_unkey(&w->keyer, w->vkey[v], ijk);
+    rc_voxel_unkey(&c->keyer, c->vkey[v], ijk);
     coords[v * 4 + 0] = (int32_t)b;
     coords[v * 4 + 1] = (int32_t)ijk[2];
     coords[v * 4 + 2] = (int32_t)ijk[1];
     coords[v * 4 + 3] = (int32_t)ijk[0];
-    num_points[v] = (int32_t)(w->count[v] < P ? w->count[v] : P);
+    num_points[v] = (int32_t)(c->count[v] < P ? c->count[v] : P);
   }
   ((int32_t *)p->num_voxels.data)[b] = (int32_t)kept;
-  p->stats->voxels_nonempty += w->nvox;
-  p->stats->points_dropped_max_points += dropped_points;
-  p->stats->voxels_dropped_max_voxels += w->nvox - kept;
-  p->stats->points_dropped_max_voxels += dropped_voxel_points;
+  c->stats->voxels_nonempty = c->nvox;
+  c->stats->points_dropped_max_points = dropped_points;
+  c->stats->voxels_dropped_max_voxels = c->nvox - kept;
+  c->stats->points_dropped_max_voxels = dropped_voxel_points;
   return ROBOCACHE_OK;
 }
 
 robocache_status rc_voxelize_hard_cpu(robocache_ctx *ctx, const rc_voxel_problem *p) {
-  work w;
-  robocache_status s = work_alloc(ctx, p, 0, 0, 0, &w);
-  for (int64_t b = 0; b < p->B && s == ROBOCACHE_OK; b++) s = hard_cloud(ctx, p, b, &w);
-  if (w.key) work_free(&w);
+  batch w;
+  robocache_status s = batch_alloc(ctx, p, 0, 0, 0, &w);
+  if (s != ROBOCACHE_OK) return s;
+  s = for_each_cloud(ctx, p, &w, hard_cloud);
+  batch_free(&w);
   return s;
 }
 
-/* Means of the first `count` voxels of the cloud into out rows row0... */
-static void downsample_write(const rc_voxel_problem *p, const work *w, int64_t row0,
-                             int64_t count) {
-  const int64_t C = p->C;
-  float *out = (float *)p->out_points.data + row0 * C;
-#pragma omp parallel for num_threads(w->threads) if (count >= RC_VOXEL_PAR_MIN) schedule(static)
-  for (int64_t v = 0; v < count; v++)
-    for (int64_t c = 0; c < C; c++)
-      out[v * C + c] = (float)(w->acc[v * C + c] / (double)w->count[v]);
+/* Reduces the cloud and keeps its means (its output rows) in w->means[b]. */
+static robocache_status downsample_cloud(robocache_ctx *ctx, const rc_voxel_problem *p,
+                                         const batch *w, cloud *c) {
+  robocache_status s = reduce_cloud(ctx, p, c, 0);
+  if (s != ROBOCACHE_OK) return s;
+  const int64_t C = p->C, nvox = c->nvox;
+  float *m = malloc((size_t)(nvox > 0 ? nvox * C : 1) * sizeof *m);
+  if (!m) return rc_error(ctx, ROBOCACHE_OUT_OF_MEMORY, "voxelize (cpu): out of memory");
+#pragma omp parallel for num_threads(c->threads) if (nvox >= RC_VOXEL_PAR_MIN) schedule(static)
+  for (int64_t v = 0; v < nvox; v++)
+    for (int64_t k = 0; k < C; k++) m[v * C + k] = (float)(c->acc[v * C + k] / (double)c->count[v]);
+  w->means[c->b] = m;
+  return ROBOCACHE_OK;
 }
 
 robocache_status rc_voxel_downsample_cpu(robocache_ctx *ctx, const rc_voxel_problem *p) {
-  const int64_t cap = p->out_points.shape[0];
+  const int64_t cap = p->out_points.shape[0], C = p->C;
   int64_t *out_off = (int64_t *)p->out_offsets.data, total = 0;
-  work w;
-  robocache_status s = work_alloc(ctx, p, p->C, 1, 0, &w);
+  batch w;
+  robocache_status s = batch_alloc(ctx, p, C, 1, 0, &w);
   if (s != ROBOCACHE_OK) return s;
+  s = for_each_cloud(ctx, p, &w, downsample_cloud);
   out_off[0] = 0;
-  for (int64_t b = 0; b < p->B && s == ROBOCACHE_OK; b++) {
-    s = reduce_cloud(ctx, p, b, 0, &w);
-    if (s != ROBOCACHE_OK) break;
-    int64_t fit = total >= cap ? 0 : (cap - total < w.nvox ? cap - total : w.nvox);
-    downsample_write(p, &w, total, fit);
-    total += w.nvox;
+  for (int64_t b = 0; b < p->B; b++) {
+    int64_t row = total < cap ? total : cap;
+    total += w.nvox[b];
     out_off[b + 1] = total < cap ? total : cap;
+    if (s == ROBOCACHE_OK && out_off[b + 1] > row)
+      memcpy((float *)p->out_points.data + row * C, w.means[b],
+             (size_t)((out_off[b + 1] - row) * C) * sizeof(float));
+    free(w.means[b]);
   }
-  work_free(&w);
+  batch_free(&w);
   if (s == ROBOCACHE_OK && total > cap)
     return rc_error(ctx, ROBOCACHE_CAPACITY_EXCEEDED,
                     "voxel_downsample: %lld non-empty voxels do not fit in out (capacity %lld)",

@@ -70,11 +70,11 @@ struct rc_item {
 
 #define RC_UNROLL 4 /* items (target, slot) per lane in flight */
 
-/* The warp's 32 targets, slot by slot: lane l takes slots l % G, l % G + G,
- * ... of targets l / G, l / G + 32 / G, ... (G = 2^log_group, a power of two
- * >= the stream's slots or 32); a slot is N channels moved with one access
- * (N > 1: contiguous and aligned, checked on the host). RC_UNROLL items are
- * loaded before the first is stored. */
+/* The warp's targets (2^log_targets), slot by slot: lane l takes slots
+ * l % G, l % G + G, ... of targets l / G, l / G + 32 / G, ... (G =
+ * 2^log_group, a power of two >= the stream's slots, at most 32); a slot is N
+ * channels moved with one access (N > 1: contiguous and aligned, checked on
+ * the host). RC_UNROLL items are loaded before the first is stored. */
 template <class In, class Out, int N>
 __device__ __forceinline__ void rc_move(const rc_stream_desc &s, const rc_item *items, Out *out,
                                         int64_t os_d) {
@@ -83,7 +83,7 @@ __device__ __forceinline__ void rc_move(const rc_stream_desc &s, const rc_item *
   int lane = threadIdx.x & 31, lg = s.log_group, lr = s.log_rounds;
   int sub = lane & ((1 << lg) - 1), jbase = lane >> lg, per_round = 32 >> lg;
   int64_t slots = s.D / N, vs_d = s.vs_d;
-  int total = 1 << (lg + lr);
+  int total = 1 << (s.log_targets - (5 - lg) + lr);
   for (int m0 = 0; m0 < total; m0 += RC_UNROLL) {
     rc_vec<In, N> a[RC_UNROLL] = {}, c[RC_UNROLL] = {};
     int64_t at[RC_UNROLL];
@@ -137,7 +137,7 @@ __device__ __forceinline__ void rc_move_quaternions(const rc_stream_desc &s, con
   int lane = threadIdx.x & 31, lg = s.log_group, lr = s.log_rounds;
   int sub = lane & ((1 << lg) - 1), jbase = lane >> lg, per_round = 32 >> lg;
   int64_t quats = s.D / 4, vs_d = s.vs_d;
-  for (int m = 0; m < 1 << (lg + lr); m++) {
+  for (int m = 0; m < 1 << (s.log_targets - (5 - lg) + lr); m++) {
     const rc_item &e = items[(m >> lr) * per_round + jbase];
     int64_t q = sub + ((int64_t)(m & ((1 << lr) - 1)) << lg);
     if (q >= quats || e.mode == CH_NONE) continue;
@@ -216,9 +216,11 @@ __global__ void __launch_bounds__(RC_CUDA_BLOCK)
   int k = 0;
   while (k + 1 < args.K && (int)blockIdx.x >= args.s[k + 1].block_begin) k++;
   const rc_stream_desc &s = args.s[k];
-  int64_t target = ((int64_t)blockIdx.x - s.block_begin) * RC_CUDA_BLOCK + threadIdx.x;
+  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  int64_t first = ((int64_t)blockIdx.x - s.block_begin) * (RC_CUDA_BLOCK / 32) + warp;
+  int64_t target = (first << s.log_targets) + lane;
   rc_item e = {};
-  if (target < args.a.B * args.a.T) {
+  if (lane < 1 << s.log_targets && target < args.a.B * args.a.T) {
     int64_t b = target / args.a.T, t = target - b * args.a.T;
     rc_target r = rc_decide_target<TIME_DTYPE>(args.a, s, args.k_base + k, b, t);
     e = rc_item_of(args, s, b, t, r);
@@ -227,7 +229,7 @@ __global__ void __launch_bounds__(RC_CUDA_BLOCK)
   }
   items[threadIdx.x] = e;
   __syncwarp();
-  const rc_item *warp_items = items + (threadIdx.x & ~31);
+  const rc_item *warp_items = items + warp * 32;
   Out *out = (Out *)args.out;
   switch (s.dtype) {
   case ROBOCACHE_DTYPE_F32: rc_move_stream<float, Out>(s, warp_items, out, args.os_d); break;
@@ -284,9 +286,20 @@ robocache_status rc_launch_time(robocache_ctx *ctx, const rc_align_args &args, i
   return rc_cuda_launched(ctx, "align kernel launch");
 }
 
-/* One launch for streams [k0, k0 + K) of p. */
+/* log2 of the targets per warp: enough warps to fill the device
+ * (RC_WARPS_PER_SM per multiprocessor) when there are few targets, up to 32
+ * per warp when there are many; never fewer than fill a warp's lanes. */
+#define RC_WARPS_PER_SM 96
+int rc_log_targets(int64_t targets, int sms, int log_group) {
+  int l = 5 - log_group;
+  while (l < 5 && targets >> (l + 1) >= (int64_t)sms * RC_WARPS_PER_SM) l++;
+  return l;
+}
+
+/* One launch for streams [k0, k0 + K) of p on a device of `sms`
+ * multiprocessors. */
 robocache_status rc_launch_chunk(robocache_ctx *ctx, const rc_align_problem *p,
-                                 const rc_cuda_call *c, int k0, int K) {
+                                 const rc_cuda_call *c, int k0, int K, int sms) {
   rc_align_args args = {};
   args.a = rc_cuda_target_desc(p, c);
   args.K = K;
@@ -309,8 +322,10 @@ robocache_status rc_launch_chunk(robocache_ctx *ctx, const rc_align_problem *p,
     int64_t slots = sv->opt.method == ROBOCACHE_SLERP ? sv->D / 4 : sv->D / d.vec;
     d.log_group = rc_log2_ceil(slots < 32 ? slots : 32);
     d.log_rounds = rc_log2_ceil((slots + 31) / 32);
+    d.log_targets = rc_log_targets(p->B * p->T, sms, d.log_group);
     d.block_begin = (int32_t)blocks;
-    blocks += (p->B * p->T + RC_CUDA_BLOCK - 1) / RC_CUDA_BLOCK;
+    int64_t per_block = (int64_t)(RC_CUDA_BLOCK / 32) << d.log_targets;
+    blocks += (p->B * p->T + per_block - 1) / per_block;
     if (blocks > INT32_MAX / 2)
       return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT,
                       "align: B x T = %lld targets is too many for one CUDA launch",
@@ -340,9 +355,13 @@ extern "C" robocache_status rc_align_cuda(robocache_ctx *ctx, const rc_align_pro
   rc_cuda_call c;
   robocache_status s = rc_cuda_call_begin(ctx, p, 0, &c);
   if (s != ROBOCACHE_OK) return s;
+  int sms = 0;
+  cudaError_t e =
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p->target_times.device_id);
+  if (e != cudaSuccess) s = rc_cuda_error(ctx, e, "cudaDeviceGetAttribute");
   for (int k0 = 0; k0 < p->K && s == ROBOCACHE_OK; k0 += RC_CUDA_MAX_STREAMS) {
     int K = p->K - k0 < RC_CUDA_MAX_STREAMS ? p->K - k0 : RC_CUDA_MAX_STREAMS;
-    s = rc_launch_chunk(ctx, p, &c, k0, K);
+    s = rc_launch_chunk(ctx, p, &c, k0, K, sms);
   }
   return rc_cuda_call_end(ctx, p, &c, s);
 }

@@ -3,8 +3,8 @@
  * of a target's bracket, and the asynchronous data checks. Semantics come
  * from src/common/interp.h (the same per-target math as the CPU backend).
  *
- * Each thread of a block first resolves one target (b, t) of its stream
- * (rc_decide_target); the warp then moves the channels of its 32 targets
+ * The first lanes of each warp resolve one target (b, t) each
+ * (rc_decide_target); the warp then moves the channels of those targets
  * together (align_cuda.cu). */
 #ifndef ROBOCACHE_CUDA_ALIGN_KERNELS_CUH
 #define ROBOCACHE_CUDA_ALIGN_KERNELS_CUH
@@ -32,6 +32,7 @@ struct rc_stream_desc {
   int32_t vec;         /* channels per access (1: scalar, strided) */
   int32_t log_group;   /* log2 of the lanes that share one target's slots */
   int32_t log_rounds;  /* log2 of the slot rounds per lane and target */
+  int32_t log_targets; /* log2 of the targets of one warp (>= 5 - log_group) */
   int32_t block_begin; /* first block of this stream in the grid */
 };
 

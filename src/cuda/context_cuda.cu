@@ -20,7 +20,14 @@ robocache_status rc_cuda_error(robocache_ctx *ctx, cudaError_t e, const char *wh
 
 robocache_status rc_cuda_device_enter(robocache_ctx *ctx, int device, rc_cuda_device_guard *g) {
   g->changed = 0;
-  RC_CUDA_TRY(ctx, cudaGetDevice(&g->previous));
+  cudaError_t e = cudaGetDevice(&g->previous);
+  if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver) {
+    (void)cudaGetLastError();
+    return rc_error(ctx, ROBOCACHE_UNSUPPORTED_DEVICE,
+                    "tensors are on CUDA device %d but no CUDA device is usable here: %s", device,
+                    cudaGetErrorString(e));
+  }
+  if (e != cudaSuccess) return rc_cuda_error(ctx, e, "cudaGetDevice");
   if (g->previous != device) {
     RC_CUDA_TRY(ctx, cudaSetDevice(device));
     g->changed = 1;

@@ -110,8 +110,8 @@ struct rc_voxel_call {
 #define RC_VOXEL_SEGMENTS 1 /* steps 1-4 */
 #define RC_VOXEL_RANKS 2    /* steps 1-5 */
 
-/* Selects the device, plans the workspace (pipeline scratch up to `level`
-) and launches the steps.
+/* Selects the device, takes the pipeline's scratch from the workspace and
+ * launches the steps up to `level`.
  * INVALID_ARGUMENT when N > 2^31-2. On error the device is restored. */
 robocache_status rc_voxel_cuda_begin(robocache_ctx *ctx, const rc_voxel_problem *p, int level,
                                      rc_voxel_call *c);

@@ -26,7 +26,7 @@ __global__ void hard_voxels_kernel(rc_voxel_pipeline pl, hard_out o) {
     if (v >= o.M) {
       dropped_voxels = 1;
       dropped_voxel_points = (unsigned int)len;
-    } else {
+    } else if (v >= 0) { /* v < 0 only with offsets that failed the check */
       const int64_t row = b * o.M + v, n = len < o.P ? len : o.P;
       dropped_points = (unsigned int)(len - n);
       int64_t ijk[3];

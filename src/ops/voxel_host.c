@@ -28,6 +28,28 @@ void rc_voxel_cloud_rows(const rc_voxel_problem *p, int64_t b, int64_t *begin, i
 }
 
 #define RC_VOXEL_MAX_KEYS 4611686018427387904.0 /* 2^62 */
+#define BLOCK 256
+
+/* Folds the finite points of rows [row, row + m), m <= BLOCK, into lo / hi:
+ * gathered into arrays, then one branch-free loop that vectorises. */
+static void block_bounds(const rc_voxel_problem *p, int64_t row, int m, float lo[3], float hi[3]) {
+  float x[BLOCK], y[BLOCK], z[BLOCK];
+  rc_voxel_gather_xyz(p, row, m, x, y, z);
+  float l0 = lo[0], l1 = lo[1], l2 = lo[2], h0 = hi[0], h1 = hi[1], h2 = hi[2];
+#pragma omp simd reduction(min : l0, l1, l2) reduction(max : h0, h1, h2)
+  for (int j = 0; j < m; j++) {
+    const int fin = (x[j] - x[j] == 0.0f) & (y[j] - y[j] == 0.0f) & (z[j] - z[j] == 0.0f);
+    const float a = fin ? x[j] : INFINITY, b = fin ? y[j] : INFINITY, c = fin ? z[j] : INFINITY;
+    l0 = a < l0 ? a : l0;
+    l1 = b < l1 ? b : l1;
+    l2 = c < l2 ? c : l2;
+    const float d = fin ? x[j] : -INFINITY, e = fin ? y[j] : -INFINITY, f = fin ? z[j] : -INFINITY;
+    h0 = d > h0 ? d : h0;
+    h1 = e > h1 ? e : h1;
+    h2 = f > h2 ? f : h2;
+  }
+  lo[0] = l0, lo[1] = l1, lo[2] = l2, hi[0] = h0, hi[1] = h1, hi[2] = h2;
+}
 
 robocache_status rc_voxel_cloud_keyer(robocache_ctx *ctx, const rc_voxel_problem *p, int64_t begin,
                                       int64_t end, rc_voxel_keyer *k) {
@@ -35,22 +57,17 @@ robocache_status rc_voxel_cloud_keyer(robocache_ctx *ctx, const rc_voxel_problem
   if (!k->pcl) return ROBOCACHE_OK;
   float lo0 = INFINITY, lo1 = INFINITY, lo2 = INFINITY;
   float hi0 = -INFINITY, hi1 = -INFINITY, hi2 = -INFINITY;
-  const float *pts = (const float *)p->points.data;
-  const int64_t s0 = p->points.strides[0], s1 = p->points.strides[1];
+  const int64_t blocks = (end - begin + BLOCK - 1) / BLOCK;
   const int threads = rc_voxel_threads(ctx);
 #pragma omp parallel for if (end - begin >= RC_VOXEL_PAR_MIN) num_threads(threads)                 \
     schedule(static) reduction(min                                                                 \
                                : lo0, lo1, lo2) reduction(max                                      \
                                                           : hi0, hi1, hi2)
-  for (int64_t i = begin; i < end; i++) {
-    const float x = pts[i * s0], y = pts[i * s0 + s1], z = pts[i * s0 + 2 * s1];
-    if (!(isfinite(x) && isfinite(y) && isfinite(z))) continue;
-    lo0 = x < lo0 ? x : lo0;
-    lo1 = y < lo1 ? y : lo1;
-    lo2 = z < lo2 ? z : lo2;
-    hi0 = x > hi0 ? x : hi0;
-    hi1 = y > hi1 ? y : hi1;
-    hi2 = z > hi2 ? z : hi2;
+  for (int64_t blk = 0; blk < blocks; blk++) {
+    const int64_t row = begin + blk * BLOCK, m = end - row < BLOCK ? end - row : BLOCK;
+    float l[3] = {lo0, lo1, lo2}, h[3] = {hi0, hi1, hi2};
+    block_bounds(p, row, (int)m, l, h);
+    lo0 = l[0], lo1 = l[1], lo2 = l[2], hi0 = h[0], hi1 = h[1], hi2 = h[2];
   }
   const float lo[3] = {lo0, lo1, lo2}, hi[3] = {hi0, hi1, hi2};
   double total = 1.0;

@@ -75,6 +75,30 @@ static inline float rc_voxel_coord(const rc_voxel_problem *p, int64_t i, int64_t
   return ((const float *)p->points.data)[i * p->points.strides[0] + c * p->points.strides[1]];
 }
 
+static inline void rc_voxel_gather_strided(const float *restrict src, int64_t s0, int64_t s1, int m,
+                                           float *restrict x, float *restrict y,
+                                           float *restrict z) {
+  for (int j = 0; j < m; j++) {
+    x[j] = src[j * s0];
+    y[j] = src[j * s0 + s1];
+    z[j] = src[j * s0 + 2 * s1];
+  }
+}
+
+/* x, y, z of rows [row, row + m) into arrays. Rows of 3 or 4 contiguous
+ * floats get loops with constant strides, which the compiler vectorises. */
+static inline void rc_voxel_gather_xyz(const rc_voxel_problem *p, int64_t row, int m, float *x,
+                                       float *y, float *z) {
+  const int64_t s0 = p->points.strides[0], s1 = p->points.strides[1];
+  const float *src = (const float *)p->points.data + row * s0;
+  if (s1 == 1 && s0 == 3)
+    rc_voxel_gather_strided(src, 3, 1, m, x, y, z);
+  else if (s1 == 1 && s0 == 4)
+    rc_voxel_gather_strided(src, 4, 1, m, x, y, z);
+  else
+    rc_voxel_gather_strided(src, s0, s1, m, x, y, z);
+}
+
 /* The keyer of rows [begin, end): p->keyer, or for a PCL grid the keyer whose
  * origin is floor(min * inv_leaf) of the cloud's finite points.
  * INVALID_ARGUMENT when the PCL grid would need more than 2^62 voxels. */

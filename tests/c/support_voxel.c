@@ -1,12 +1,28 @@
 /* Test helpers for the voxelize calls (support_voxel.h). */
 #include "support_voxel.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 rct_tensor *rcv_points(const float *data, int64_t n, int64_t c) {
   rct_tensor *t = rct_make2(ROBOCACHE_DTYPE_F32, n, c);
   if (n * c > 0) memcpy(t->t.data, data, (size_t)(n * c) * sizeof(float));
+  return t;
+}
+
+rct_tensor *rcv_random_points(uint64_t seed, int64_t n, int64_t C) {
+  rct_rng rng = rct_rng_seed(seed);
+  rct_tensor *t = rct_make2(ROBOCACHE_DTYPE_F32, n, C);
+  float *d = t->t.data;
+  for (int64_t i = 0; i < n; i++) {
+    for (int64_t c = 0; c < C; c++)
+      d[i * C + c] = (float)(c < 3 ? rct_rng_uniform(&rng, -1, 11) : rct_rng_uniform(&rng, -3, 3));
+    int64_t roll = rct_rng_int(&rng, 0, 99);
+    if (roll < 10) d[i * C + rct_rng_int(&rng, 0, 2)] = (float)rct_rng_int(&rng, -1, 11);
+    if (roll == 10) d[i * C + rct_rng_int(&rng, 0, 2)] = NAN;
+    if (roll == 11) d[i * C + rct_rng_int(&rng, 0, 2)] = -INFINITY;
+  }
   return t;
 }
 
@@ -24,13 +40,13 @@ static robocache_ctx *make_ctx(rcv_run run) {
   return ctx;
 }
 
-static void finish(rcv_result *r, robocache_ctx *ctx, robocache_status s) {
+void rcv_finish(rcv_result *r, robocache_ctx *ctx, robocache_status s) {
   r->status = s;
   snprintf(r->message, sizeof r->message, "%s", robocache_ctx_error_message(ctx));
   robocache_ctx_free(ctx);
 }
 
-static int64_t clouds(const rct_tensor *offsets) { return offsets ? offsets->shape[0] - 1 : 1; }
+int64_t rcv_clouds(const rct_tensor *offsets) { return offsets ? offsets->shape[0] - 1 : 1; }
 
 rcv_result rcv_dense(const rct_tensor *points, const rct_tensor *offsets, rcv_grid g, int32_t mode,
                      robocache_dtype dtype, rcv_run run) {
@@ -40,11 +56,11 @@ rcv_result rcv_dense(const rct_tensor *points, const rct_tensor *offsets, rcv_gr
   assert_int_equal(robocache_voxel_grid_size(ctx, g.voxel_size, g.range, grid), ROBOCACHE_OK);
   int64_t C = points->shape[1];
   int64_t F = mode <= ROBOCACHE_VOXEL_OCCUPANCY ? 1 : (C == 3 ? 3 : C - 3);
-  int64_t shape[5] = {clouds(offsets), F, grid[2], grid[1], grid[0]};
+  int64_t shape[5] = {rcv_clouds(offsets), F, grid[2], grid[1], grid[0]};
   r.out = rct_make(dtype, 5, shape);
-  finish(&r, ctx,
-         robocache_voxelize(ctx, &points->t, offsets ? &offsets->t : NULL, g.voxel_size, g.range,
-                            mode, &r.out->t, &r.stats));
+  rcv_finish(&r, ctx,
+             robocache_voxelize(ctx, &points->t, offsets ? &offsets->t : NULL, g.voxel_size,
+                                g.range, mode, &r.out->t, &r.stats));
   return r;
 }
 
@@ -52,15 +68,15 @@ rcv_result rcv_hard(const rct_tensor *points, const rct_tensor *offsets, rcv_gri
                     int32_t M, rcv_run run) {
   rcv_result r = {0};
   robocache_ctx *ctx = make_ctx(run);
-  int64_t B = clouds(offsets);
+  int64_t B = rcv_clouds(offsets);
   r.voxels = rct_make3(ROBOCACHE_DTYPE_F32, B * M, P, points->shape[1]);
   r.coords = rct_make2(ROBOCACHE_DTYPE_I32, B * M, 4);
   r.num_points = rct_make1(ROBOCACHE_DTYPE_I32, B * M);
   r.num_voxels = rct_make1(ROBOCACHE_DTYPE_I32, B);
-  finish(&r, ctx,
-         robocache_voxelize_hard(ctx, &points->t, offsets ? &offsets->t : NULL, g.voxel_size,
-                                 g.range, P, M, &r.voxels->t, &r.coords->t, &r.num_points->t,
-                                 &r.num_voxels->t, &r.stats));
+  rcv_finish(&r, ctx,
+             robocache_voxelize_hard(ctx, &points->t, offsets ? &offsets->t : NULL, g.voxel_size,
+                                     g.range, P, M, &r.voxels->t, &r.coords->t, &r.num_points->t,
+                                     &r.num_voxels->t, &r.stats));
   return r;
 }
 
@@ -69,10 +85,10 @@ rcv_result rcv_downsample(const rct_tensor *points, const rct_tensor *offsets, r
   rcv_result r = {0};
   robocache_ctx *ctx = make_ctx(run);
   r.out = rct_make2(ROBOCACHE_DTYPE_F32, capacity, points->shape[1]);
-  r.out_offsets = rct_make1(ROBOCACHE_DTYPE_I64, clouds(offsets) + 1);
-  finish(&r, ctx,
-         robocache_voxel_downsample(ctx, &points->t, offsets ? &offsets->t : NULL, g.voxel_size,
-                                    g.range, &r.out->t, &r.out_offsets->t, &r.stats));
+  r.out_offsets = rct_make1(ROBOCACHE_DTYPE_I64, rcv_clouds(offsets) + 1);
+  rcv_finish(&r, ctx,
+             robocache_voxel_downsample(ctx, &points->t, offsets ? &offsets->t : NULL, g.voxel_size,
+                                        g.range, &r.out->t, &r.out_offsets->t, &r.stats));
   return r;
 }
 

@@ -29,8 +29,20 @@ typedef struct rcv_result {
 
 /* points [n, c] f32 from a row-major array (copied). */
 rct_tensor *rcv_points(const float *data, int64_t n, int64_t c);
+/* Random points [n, C] f32 (seeded): x, y, z uniform in [-1, 11) with about
+ * 10% of the points on an integer coordinate (a voxel face), 1% with a NaN
+ * and 1% with a -inf coordinate; features uniform in [-3, 3). */
+rct_tensor *rcv_random_points(uint64_t seed, int64_t n, int64_t C);
 /* offsets [B+1] i64 from an array. */
 rct_tensor *rcv_offsets(const int64_t *off, int64_t B);
+
+/* points [n, c] f32 of data/pointclouds/<file> read with rc_pointcloud_read
+ * (support_voxel_io.c: tests using it must link robocache_io). */
+rct_tensor *rcv_load(const char *file);
+/* B of an offsets tensor (1 when NULL). */
+int64_t rcv_clouds(const rct_tensor *offsets);
+/* Records status s and ctx's message in *r, then frees ctx. */
+void rcv_finish(rcv_result *r, robocache_ctx *ctx, robocache_status s);
 
 /* Dense voxelization into a fresh out [B,F,Z,Y,X] of dtype. */
 rcv_result rcv_dense(const rct_tensor *points, const rct_tensor *offsets, rcv_grid g, int32_t mode,

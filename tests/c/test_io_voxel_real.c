@@ -5,24 +5,9 @@
  * optimised bitwise on real data, and a batch of two scans == each alone. */
 #include "support_voxel.h"
 
-#include "pointcloud.h"
-
-#include <stdio.h>
 #include <string.h>
 
 static const rcv_run REF = {1, 0}, CPU = {0, 0};
-
-static rct_tensor *load(const char *file) {
-  char rel[256];
-  snprintf(rel, sizeof rel, "pointclouds/%s", file);
-  rc_pointcloud pc;
-  rc_io_err err = {0};
-  if (rc_pointcloud_read(rct_data_path(rel), RC_PC_FORMAT_AUTO, 0, &pc, &err) != ROBOCACHE_OK)
-    fail_msg("%s", err.msg);
-  rct_tensor *t = rcv_points(pc.points, pc.n, pc.cols);
-  rc_pointcloud_free(&pc);
-  return t;
-}
 
 static rcv_grid preset_grid(const char *name) {
   const robocache_voxel_preset *p = robocache_voxel_preset_find(name);
@@ -49,7 +34,7 @@ static void test_pcl_downsample_counts(void **state) {
   const int files = 2; /* the last one is binary_compressed */
 #endif
   for (int k = 0; k < files; k++) {
-    rct_tensor *pts = load(want[k].file);
+    rct_tensor *pts = rcv_load(want[k].file);
     rcv_grid g = {{want[k].leaf, want[k].leaf, want[k].leaf}, NULL};
     rcv_result a = rcv_downsample(pts, NULL, g, pts->shape[0], REF);
     rcv_result b = rcv_downsample(pts, NULL, g, pts->shape[0], CPU);
@@ -78,7 +63,7 @@ static void test_preset_counts(void **state) {
       {"nuscenes_lidar_top_1532402927647951.pcd.bin", "centerpoint-nus", 32264, 15307},
   };
   for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
-    rct_tensor *pts = load(want[k].file);
+    rct_tensor *pts = rcv_load(want[k].file);
     const robocache_voxel_preset *p = robocache_voxel_preset_find(want[k].preset);
     rcv_grid g = preset_grid(want[k].preset);
     int32_t M = p->max_voxels_test;
@@ -110,7 +95,7 @@ static void test_dense_pillar_counts(void **state) {
               {"nuscenes_lidar_top_1532402927647951.pcd.bin", 1, 32264, 7896, 2232},
               {"kitti_000008_reduced.bin", 1, 16825, 3035, 115}};
   for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
-    rct_tensor *pts = load(want[k].file);
+    rct_tensor *pts = rcv_load(want[k].file);
     rcv_grid g = want[k].pillars ? (rcv_grid){{0.2f, 0.2f, 8.0f}, PILLAR_RANGE}
                                  : preset_grid("pointpillars-kitti");
     rcv_result r = rcv_dense(pts, NULL, g, ROBOCACHE_VOXEL_COUNT, ROBOCACHE_DTYPE_I32, CPU);
@@ -141,8 +126,8 @@ static void test_dense_pillar_counts(void **state) {
 /* Two consecutive KITTI scans as one batch == each scan alone. */
 static void test_batch_of_two_scans(void **state) {
   (void)state;
-  rct_tensor *s0 = load("kitti_raw_hdl64_0000000000.bin");
-  rct_tensor *s1 = load("kitti_raw_hdl64_0000000001.bin");
+  rct_tensor *s0 = rcv_load("kitti_raw_hdl64_0000000000.bin");
+  rct_tensor *s1 = rcv_load("kitti_raw_hdl64_0000000001.bin");
   int64_t n0 = s0->shape[0], n1 = s1->shape[0];
   rct_tensor *both = rct_make2(ROBOCACHE_DTYPE_F32, n0 + n1, 4);
   memcpy(both->t.data, s0->t.data, (size_t)n0 * 16);

@@ -208,23 +208,8 @@ static void test_downsample_pcl_closed_form(void **state) {
   rct_free(p);
 }
 
-/* Random batch: 3 clouds (the second empty), coordinates in [-1, 11) with
- * some snapped to voxel faces, some NaN / inf, features in [-3, 3). */
-static rct_tensor *random_points(uint64_t seed, int64_t n, int64_t C) {
-  rct_rng rng = rct_rng_seed(seed);
-  rct_tensor *t = rct_make2(ROBOCACHE_DTYPE_F32, n, C);
-  float *d = t->t.data;
-  for (int64_t i = 0; i < n; i++) {
-    for (int64_t c = 0; c < C; c++)
-      d[i * C + c] = (float)(c < 3 ? rct_rng_uniform(&rng, -1, 11) : rct_rng_uniform(&rng, -3, 3));
-    int64_t roll = rct_rng_int(&rng, 0, 99);
-    if (roll < 10) d[i * C + rct_rng_int(&rng, 0, 2)] = (float)rct_rng_int(&rng, -1, 11);
-    if (roll == 10) d[i * C + rct_rng_int(&rng, 0, 2)] = NAN;
-    if (roll == 11) d[i * C + rct_rng_int(&rng, 0, 2)] = -INFINITY;
-  }
-  return t;
-}
-
+/* Random clouds (rcv_random_points, coordinates in [-1, 11)) are partly out
+ * of this range; the random batch has 3 clouds, the second one empty. */
 static const float RAND_RANGE[6] = {0, 0, 0, 10, 8, 6};
 static const int64_t RAND_OFF[4] = {0, 2000, 2000, 5000};
 
@@ -233,7 +218,7 @@ static void test_ref_equals_cpu_random(void **state) {
   rcv_grid g = {{1.0f, 0.5f, 0.75f}, RAND_RANGE};
   rct_tensor *off = rcv_offsets(RAND_OFF, 3);
   for (int64_t C = 3; C <= 5; C++) {
-    rct_tensor *pts = random_points(100 + (uint64_t)C, 5000, C);
+    rct_tensor *pts = rcv_random_points(100 + (uint64_t)C, 5000, C);
     const struct {
       int32_t mode;
       robocache_dtype dtype;
@@ -277,25 +262,30 @@ static void test_ref_equals_cpu_random(void **state) {
   rct_free(off);
 }
 
+/* Above RC_VOXEL_PAR_MIN points the optimised backend uses threads: inside
+ * one cloud (offsets NULL) and across the clouds of a batch. */
 static void test_threads_do_not_change_results(void **state) {
   (void)state;
   rcv_grid g = {{0.5f, 0.5f, 0.5f}, RAND_RANGE};
-  rct_tensor *pts = random_points(7, RC_VOXEL_PAR_MIN + 1000, 4); /* threads used */
-  rcv_result a = rcv_dense(pts, NULL, g, ROBOCACHE_VOXEL_MEAN, ROBOCACHE_DTYPE_F32, CPU1);
-  rcv_result b = rcv_dense(pts, NULL, g, ROBOCACHE_VOXEL_MEAN, ROBOCACHE_DTYPE_F32, CPU2);
-  rcv_assert_same(&a, &b, "dense mean 1 vs 2 threads");
-  rcv_free(&a);
-  rcv_free(&b);
-  a = rcv_hard(pts, NULL, g, 4, 3000, CPU1);
-  b = rcv_hard(pts, NULL, g, 4, 3000, CPU2);
-  rcv_assert_same(&a, &b, "hard 1 vs 2 threads");
-  rcv_free(&a);
-  rcv_free(&b);
-  a = rcv_downsample(pts, NULL, g, RC_VOXEL_PAR_MIN + 1000, CPU1);
-  b = rcv_downsample(pts, NULL, g, RC_VOXEL_PAR_MIN + 1000, CPU2);
-  rcv_assert_same(&a, &b, "downsample 1 vs 2 threads");
-  rcv_free(&a);
-  rcv_free(&b);
+  const int64_t N = RC_VOXEL_PAR_MIN + 1000, off[4] = {0, 100000, 100000, N};
+  rct_tensor *pts = rcv_random_points(7, N, 4), *offsets = rcv_offsets(off, 3);
+  const rct_tensor *batches[2] = {NULL, offsets};
+  const rcv_run runs[3] = {REF, CPU1, CPU2};
+  for (int k = 0; k < 2; k++) {
+    rcv_result r[3][3];
+    for (int m = 0; m < 3; m++) {
+      r[0][m] = rcv_dense(pts, batches[k], g, ROBOCACHE_VOXEL_MEAN, ROBOCACHE_DTYPE_F32, runs[m]);
+      r[1][m] = rcv_hard(pts, batches[k], g, 4, 3000, runs[m]);
+      r[2][m] = rcv_downsample(pts, batches[k], g, N, runs[m]);
+    }
+    for (int op = 0; op < 3; op++) {
+      assert_int_equal(r[op][0].status, ROBOCACHE_OK);
+      rcv_assert_same(&r[op][0], &r[op][1], "reference vs 1 thread");
+      rcv_assert_same(&r[op][0], &r[op][2], "reference vs 2 threads");
+      for (int m = 0; m < 3; m++) rcv_free(&r[op][m]);
+    }
+  }
+  rct_free(offsets);
   rct_free(pts);
 }
 
@@ -308,7 +298,7 @@ static rct_tensor *cloud_of(const rct_tensor *pts, int64_t b) {
 static void test_batched_equals_per_cloud(void **state) {
   (void)state;
   rcv_grid g = {{1.0f, 0.5f, 0.75f}, RAND_RANGE};
-  rct_tensor *off = rcv_offsets(RAND_OFF, 3), *pts = random_points(11, 5000, 4);
+  rct_tensor *off = rcv_offsets(RAND_OFF, 3), *pts = rcv_random_points(11, 5000, 4);
   const int32_t P = 3, M = 60;
   rcv_result dense = rcv_dense(pts, off, g, ROBOCACHE_VOXEL_SUM, ROBOCACHE_DTYPE_F32, CPU);
   rcv_result hard = rcv_hard(pts, off, g, P, M, CPU);
@@ -352,7 +342,7 @@ static void test_batched_equals_per_cloud(void **state) {
 static void test_strided_points(void **state) {
   (void)state;
   /* columns 1..4 of a [n, 6] array, as a strided [n, 4] view */
-  rct_tensor *wide = random_points(5, 3000, 6), *pts = rct_make2(ROBOCACHE_DTYPE_F32, 3000, 4);
+  rct_tensor *wide = rcv_random_points(5, 3000, 6), *pts = rct_make2(ROBOCACHE_DTYPE_F32, 3000, 4);
   for (int64_t i = 0; i < 3000; i++)
     for (int c = 0; c < 4; c++) rct_set(pts, i * 4 + c, rct_get(wide, i * 6 + c + 1));
   const int64_t shape[2] = {3000, 4}, strides[2] = {6, 1};
@@ -373,7 +363,7 @@ static void test_strided_points(void **state) {
 
 static void test_errors(void **state) {
   (void)state;
-  rct_tensor *pts = random_points(3, 100, 4);
+  rct_tensor *pts = rcv_random_points(3, 100, 4);
   rcv_grid g = {{1, 1, 1}, RAND_RANGE};
   const int64_t bad_end[3] = {0, 50, 99}, bad_dec[3] = {0, 60, 50}, bad_start[3] = {1, 50, 100};
   const int64_t *bad[3] = {bad_end, bad_dec, bad_start};

@@ -128,6 +128,29 @@ def test_compile_inductor():
     assert torch.equal(valid, ref_valid)
 
 
+def test_eager_path_equals_the_registered_op():
+    """Plain eager calls skip the dispatcher; the result is the op's."""
+    v, t, x = _problem(dtype=torch.float32)
+    out, valid = robocache.resample(v, t, x, return_valid=True, max_gap=70)
+    op_out, op_valid = torch.ops.robocache.resample(v, t, x, None, None, "linear", "clamp",
+                                                    float("nan"), 70, None, 0, "xyzw", None,
+                                                    None)
+    assert torch.equal(out, op_out) and torch.equal(valid, op_valid)
+
+
+def test_fake_tensor_mode_goes_through_the_fake_implementation():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    v, t, x = _problem(dtype=torch.float32)
+    with FakeTensorMode(allow_non_fake_inputs=True) as mode:
+        fv, ft, fx = (mode.from_tensor(a) for a in (v, t, x))
+        out, valid = robocache.resample(fv, ft, fx, return_valid=True)
+        aligned = robocache.align([robocache.Stream(fv, ft), robocache.Stream(fv[..., 0], ft)],
+                                  fx, return_valid=False)
+    assert out.shape == (2, 7, 3) and valid.shape == (2, 7) and valid.dtype == torch.bool
+    assert aligned.shape == (2, 7, 4) and aligned.dtype == torch.float32
+
+
 def test_out_argument_with_autograd_is_refused():
     v, t, x = _problem()
     v.requires_grad_(True)

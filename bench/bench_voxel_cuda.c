@@ -1,0 +1,208 @@
+/* GPU timing harness of the CUDA voxelize backend (driven by
+ * bench/bench_gpu_voxel.py, which adds the PyTorch baselines):
+ *
+ *   bench_voxel_cuda CASE POINTS.f32 N C B [ARGS...]
+ *     dense MODE DTYPE VX VY VZ XMIN YMIN ZMIN XMAX YMAX ZMAX
+ *     hard P M VX VY VZ XMIN YMIN ZMIN XMAX YMAX ZMAX
+ *
+ * POINTS.f32 holds N*C little-endian float32 (the B clouds one after another);
+ * POINTS.f32.off, when present, their offsets (B+1 int64), else the clouds
+ * have equal sizes N/B. Inputs and outputs are rotated over R copies that span
+ * more than 3x a 50 MB L2. Each robocache call (which ends with its one
+ * stream synchronisation, for the stats) is timed with CUDA events after 20
+ * warm-up calls; prints one JSON object: median / p10 / p90 in microseconds
+ * over 200 calls, and the stats of the last call. */
+#include "robocache.h"
+
+#include <cuda_runtime_api.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WARMUP 20
+#define CALLS 200
+#define ROTATE_BYTES (150u << 20)
+
+#define CHECK(call)                                                                                \
+  do {                                                                                             \
+    cudaError_t e_ = (call);                                                                       \
+    if (e_ != cudaSuccess) {                                                                       \
+      fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(e_));                                  \
+      exit(1);                                                                                     \
+    }                                                                                              \
+  } while (0)
+
+typedef struct tens {
+  robocache_tensor t;
+  int64_t shape[4];
+} tens;
+
+static tens make(void *data, robocache_dtype dtype, int ndim, const int64_t *shape) {
+  tens x;
+  memset(&x, 0, sizeof x);
+  memcpy(x.shape, shape, (size_t)ndim * sizeof *shape);
+  x.t.data = data;
+  x.t.device_type = ROBOCACHE_DEVICE_CUDA;
+  x.t.dtype = dtype;
+  x.t.ndim = ndim;
+  x.t.shape = x.shape;
+  return x;
+}
+
+static void *dev_alloc(size_t bytes) {
+  void *p = NULL;
+  CHECK(cudaMalloc(&p, bytes ? bytes : 1));
+  CHECK(cudaMemset(p, 0, bytes ? bytes : 1));
+  return p;
+}
+
+static int cmp_float(const void *a, const void *b) {
+  float x = *(const float *)a, y = *(const float *)b;
+  return (x > y) - (x < y);
+}
+
+static float pct(const float *sorted, int n, double q) { return sorted[(int)(q * (n - 1) + 0.5)]; }
+
+/* One voxelize call on rotation set r. */
+typedef struct job {
+  int hard;
+  int32_t mode, P, M;
+  robocache_dtype dtype;
+  float size[3], range[6];
+  int64_t N, C, B, grid[3];
+  void **pts, **out, **coords, **npts, **nvox;
+  void *offsets;
+} job;
+
+static robocache_status call(robocache_ctx *ctx, const job *j, int r,
+                             robocache_voxel_stats *stats) {
+  const int64_t ps[2] = {j->N, j->C}, os[1] = {j->B + 1};
+  tens pts = make(j->pts[r], ROBOCACHE_DTYPE_F32, 2, ps);
+  tens off = make(j->offsets, ROBOCACHE_DTYPE_I64, 1, os);
+  if (!j->hard) {
+    const int64_t F = j->mode <= ROBOCACHE_VOXEL_OCCUPANCY ? 1 : (j->C == 3 ? 3 : j->C - 3);
+    const int64_t s[5] = {j->B, F, j->grid[2], j->grid[1], j->grid[0]};
+    tens out = make(j->out[r], j->dtype, 5, s);
+    return robocache_voxelize(ctx, &pts.t, &off.t, j->size, j->range, j->mode, &out.t, stats);
+  }
+  const int64_t BM = j->B * j->M, vs[3] = {BM, j->P, j->C}, cs[2] = {BM, 4}, ns[1] = {BM},
+                bs[1] = {j->B};
+  tens v = make(j->out[r], ROBOCACHE_DTYPE_F32, 3, vs);
+  tens c = make(j->coords[r], ROBOCACHE_DTYPE_I32, 2, cs);
+  tens np = make(j->npts[r], ROBOCACHE_DTYPE_I32, 1, ns);
+  tens nv = make(j->nvox[r], ROBOCACHE_DTYPE_I32, 1, bs);
+  return robocache_voxelize_hard(ctx, &pts.t, &off.t, j->size, j->range, j->P, j->M, &v.t, &c.t,
+                                 &np.t, &nv.t, stats);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 6) {
+    fprintf(stderr, "usage: see the header of bench/bench_voxel_cuda.c\n");
+    return 2;
+  }
+  job j;
+  memset(&j, 0, sizeof j);
+  j.hard = strcmp(argv[1], "hard") == 0;
+  j.N = atoll(argv[3]);
+  j.C = atoll(argv[4]);
+  j.B = atoll(argv[5]);
+  if (argc != 6 + 2 + 9) {
+    fprintf(stderr, "expected %d arguments\n", 6 + 2 + 9 - 1);
+    return 2;
+  }
+  if (j.hard) {
+    j.P = atoi(argv[6]);
+    j.M = atoi(argv[7]);
+  } else {
+    j.mode = atoi(argv[6]);
+    j.dtype = (robocache_dtype)atoi(argv[7]);
+  }
+  for (int a = 0; a < 3; a++) j.size[a] = (float)atof(argv[8 + a]);
+  for (int a = 0; a < 6; a++) j.range[a] = (float)atof(argv[11 + a]);
+  robocache_ctx *ctx = NULL;
+  if (robocache_ctx_create(&ctx) != ROBOCACHE_OK ||
+      robocache_voxel_grid_size(ctx, j.size, j.range, j.grid) != ROBOCACHE_OK) {
+    fprintf(stderr, "bad grid\n");
+    return 2;
+  }
+
+  size_t pbytes = (size_t)(j.N * j.C) * sizeof(float), obytes, cbytes = 0;
+  if (j.hard) {
+    obytes = (size_t)(j.B * j.M * j.P * j.C) * sizeof(float);
+    cbytes = (size_t)(j.B * j.M) * 4 * sizeof(int32_t);
+  } else {
+    int64_t F = j.mode <= ROBOCACHE_VOXEL_OCCUPANCY ? 1 : (j.C == 3 ? 3 : j.C - 3);
+    obytes = (size_t)(j.B * F * j.grid[0] * j.grid[1] * j.grid[2]) * robocache_dtype_size(j.dtype);
+  }
+  int R = (int)(ROTATE_BYTES / (pbytes + obytes + cbytes) + 1);
+  R = R > 16 ? 16 : R;
+
+  float *host = malloc(pbytes ? pbytes : 1);
+  FILE *f = fopen(argv[2], "rb");
+  if (!host || !f || fread(host, 1, pbytes, f) != pbytes) {
+    fprintf(stderr, "cannot read %s\n", argv[2]);
+    return 2;
+  }
+  fclose(f);
+  /* offsets from POINTS.f32.off (B+1 int64) when present, else equal clouds */
+  int64_t *off = malloc((size_t)(j.B + 1) * sizeof *off);
+  char path[4096];
+  snprintf(path, sizeof path, "%s.off", argv[2]);
+  f = fopen(path, "rb");
+  if (!f || fread(off, sizeof *off, (size_t)(j.B + 1), f) != (size_t)(j.B + 1)) {
+    for (int64_t b = 0; b <= j.B; b++) off[b] = j.N / j.B * b;
+    off[j.B] = j.N;
+  }
+  if (f) fclose(f);
+  j.offsets = dev_alloc((size_t)(j.B + 1) * sizeof *off);
+  CHECK(cudaMemcpy(j.offsets, off, (size_t)(j.B + 1) * sizeof *off, cudaMemcpyHostToDevice));
+  j.pts = calloc((size_t)R, sizeof(void *));
+  j.out = calloc((size_t)R, sizeof(void *));
+  j.coords = calloc((size_t)R, sizeof(void *));
+  j.npts = calloc((size_t)R, sizeof(void *));
+  j.nvox = calloc((size_t)R, sizeof(void *));
+  for (int r = 0; r < R; r++) {
+    j.pts[r] = dev_alloc(pbytes);
+    CHECK(cudaMemcpy(j.pts[r], host, pbytes, cudaMemcpyHostToDevice));
+    j.out[r] = dev_alloc(obytes);
+    if (j.hard) {
+      j.coords[r] = dev_alloc(cbytes);
+      j.npts[r] = dev_alloc((size_t)(j.B * j.M) * sizeof(int32_t));
+      j.nvox[r] = dev_alloc((size_t)j.B * sizeof(int32_t));
+    }
+  }
+
+  robocache_voxel_stats stats;
+  cudaEvent_t e0, e1;
+  CHECK(cudaEventCreate(&e0));
+  CHECK(cudaEventCreate(&e1));
+  float times[CALLS];
+  for (int it = 0; it < WARMUP + CALLS; it++) {
+    int r = it % R;
+    CHECK(cudaEventRecord(e0, 0));
+    robocache_status s = call(ctx, &j, r, &stats);
+    CHECK(cudaEventRecord(e1, 0));
+    if (s != ROBOCACHE_OK) {
+      fprintf(stderr, "robocache: %s: %s\n", robocache_status_name(s),
+              robocache_ctx_error_message(ctx));
+      return 1;
+    }
+    CHECK(cudaEventSynchronize(e1));
+    if (it >= WARMUP) CHECK(cudaEventElapsedTime(&times[it - WARMUP], e0, e1));
+  }
+  qsort(times, CALLS, sizeof *times, cmp_float);
+  printf("{\"median_us\": %.3f, \"p10_us\": %.3f, \"p90_us\": %.3f, \"calls\": %d, "
+         "\"rotation_sets\": %d, \"points_in_range\": %lld, \"voxels_nonempty\": %lld, "
+         "\"voxels_dropped_max_voxels\": %lld, \"points_dropped_max_points\": %lld}\n",
+         1e3 * pct(times, CALLS, 0.5), 1e3 * pct(times, CALLS, 0.1), 1e3 * pct(times, CALLS, 0.9),
+         CALLS, R, (long long)stats.points_in_range, (long long)stats.voxels_nonempty,
+         (long long)stats.voxels_dropped_max_voxels, (long long)stats.points_dropped_max_points);
+  for (int r = 0; r < R; r++) {
+    cudaFree(j.pts[r]), cudaFree(j.out[r]);
+    if (j.hard) cudaFree(j.coords[r]), cudaFree(j.npts[r]), cudaFree(j.nvox[r]);
+  }
+  cudaFree(j.offsets);
+  free(j.pts), free(j.out), free(j.coords), free(j.npts), free(j.nvox), free(host), free(off);
+  robocache_ctx_free(ctx);
+  return 0;
+}

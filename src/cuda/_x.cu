@@ -1,0 +1,367 @@
+/* CUDA forward of align / resample (DESIGN §1.1-1.2, §4): ONE kernel launch
+ * for all K streams (up to RC_CUDA_MAX_STREAMS per launch; more are launched
+ * in chunks), on the context's stream, no host allocation and no
+ * synchronisation except the read-back of the check record in checked mode
+ * (docs/cuda.md).
+ *
+ * Grid: the blocks of stream k are [block_begin_k, block_begin_{k+1}); each
+ * thread of a block resolves one target (b, t) of the stream (search and
+ * decision of src/common/interp.h, rc_decide_target) into shared memory;
+ * then each warp moves the channels of its 32 targets together: slots of
+ * `vec` channels (one 16-, 8- or 4-byte access when the strides and
+ * alignment allow), RC_UNROLL slots per lane loaded before the first store,
+ * stores coalesced along each target's channels. Arithmetic in f32 (f64 when
+ * values or out are f64). */
+#include "cuda/align_host.h"
+
+namespace {
+
+struct f16s {
+  uint16_t u;
+};
+struct bf16s {
+  uint16_t u;
+};
+
+template <class E, int N> struct alignas(sizeof(E) * N) rc_vec { E e[N]; };
+
+template <class In, class Out> struct rc_compute { typedef float type; };
+template <class Out> struct rc_compute<double, Out> { typedef double type; };
+template <class In> struct rc_compute<In, double> { typedef double type; };
+template <> struct rc_compute<double, double> { typedef double type; };
+
+template <class C> __device__ __forceinline__ C to_c(float v) { return (C)v; }
+template <class C> __device__ __forceinline__ C to_c(double v) { return (C)v; }
+template <class C> __device__ __forceinline__ C to_c(f16s v) { return (C)rc_f16_to_f32(v.u); }
+template <class C> __device__ __forceinline__ C to_c(bf16s v) { return (C)rc_bf16_to_f32(v.u); }
+
+/* Rounded as rc_store_f64 (src/common/dtype.h) rounds. */
+template <class C> __device__ __forceinline__ void from_c(C x, float &o) { o = (float)x; }
+template <class C> __device__ __forceinline__ void from_c(C x, double &o) { o = (double)x; }
+template <class C> __device__ __forceinline__ void from_c(C x, f16s &o) {
+  o.u = rc_f32_to_f16((float)x);
+}
+template <class C> __device__ __forceinline__ void from_c(C x, bf16s &o) {
+  o.u = rc_f32_to_bf16((float)x);
+}
+
+__device__ __forceinline__ float lerp_c(float a, float b, float w) { return rc_lerp_f32(a, b, w); }
+__device__ __forceinline__ double lerp_c(double a, double b, double w) {
+  return rc_lerp_f64(a, b, w);
+}
+__device__ __forceinline__ void slerp_c(const float *a, const float *b, float w, float *o) {
+  rc_slerp_f32(a, b, w, o);
+}
+__device__ __forceinline__ void slerp_c(const double *a, const double *b, double w, double *o) {
+  rc_slerp_f64(a, b, w, o);
+}
+
+/* How the channels of one target are written (rc_item.mode). */
+enum { CH_NONE = 0, CH_CONST = 1, CH_COPY = 2, CH_LERP = 3, CH_SLERP = 4 };
+
+/* One resolved target, handed from the thread that found it to the lanes
+ * that move its channels (through shared memory). Offsets in elements. */
+struct rc_item {
+  int64_t v0, v1; /* row of sample i0 / i1 in values */
+  int64_t out;    /* first channel of the stream in out */
+  double w;       /* LERP / SLERP: weight of i1; CONST: the value */
+  int32_t mode, pad;
+};
+
+#define RC_UNROLL 4 /* items (target, slot) per lane in flight */
+
+/* The warp's targets (2^log_targets), slot by slot: lane l takes slots
+ * l % G, l % G + G, ... of targets l / G, l / G + 32 / G, ... (G =
+ * 2^log_group, a power of two >= the stream's slots, at most 32); a slot is N
+ * channels moved with one access (N > 1: contiguous and aligned, checked on
+ * the host). RC_UNROLL items are loaded before the first is stored. */
+template <class In, class Out, int N>
+__device__ __forceinline__ void rc_move(const rc_stream_desc &s, const rc_item *items, Out *out,
+                                        int64_t os_d) {
+  typedef typename rc_compute<In, Out>::type C;
+  const In *vals = (const In *)s.values;
+  int lane = threadIdx.x & 31, lg = s.log_group, lr = s.log_rounds;
+  int sub = lane & ((1 << lg) - 1), jbase = lane >> lg, per_round = 32 >> lg;
+  int64_t slots = s.D / N, vs_d = s.vs_d;
+  int total = 1 << (s.log_targets - (5 - lg) + lr);
+  for (int m0 = 0; m0 < total; m0 += RC_UNROLL) {
+    rc_vec<In, N> a[RC_UNROLL] = {}, c[RC_UNROLL] = {};
+    int64_t at[RC_UNROLL];
+    int mode[RC_UNROLL];
+    C w[RC_UNROLL];
+#pragma unroll
+    for (int u = 0; u < RC_UNROLL; u++) {
+      int m = m0 + u, j = (m >> lr) * per_round + jbase;
+      int64_t slot = sub + ((int64_t)(m & ((1 << lr) - 1)) << lg);
+      const rc_item &e = items[j < 32 ? j : 0];
+      mode[u] = m < total && slot < slots ? e.mode : CH_NONE;
+      w[u] = (C)e.w;
+      at[u] = e.out + slot * N * os_d;
+      if (mode[u] >= CH_COPY) {
+        const In *p0 = vals + e.v0 + slot * N * vs_d, *p1 = vals + e.v1 + slot * N * vs_d;
+        if (N > 1) {
+          a[u] = *(const rc_vec<In, N> *)p0;
+          if (mode[u] == CH_LERP) c[u] = *(const rc_vec<In, N> *)p1;
+        } else {
+          a[u].e[0] = *p0;
+          if (mode[u] == CH_LERP) c[u].e[0] = *p1;
+        }
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < RC_UNROLL; u++) {
+      if (mode[u] == CH_NONE) continue;
+      rc_vec<Out, N> o;
+#pragma unroll
+      for (int e = 0; e < N; e++) {
+        C x = mode[u] == CH_CONST  ? w[u]
+              : mode[u] == CH_COPY ? to_c<C>(a[u].e[e])
+                                   : lerp_c(to_c<C>(a[u].e[e]), to_c<C>(c[u].e[e]), w[u]);
+        from_c(x, o.e[e]);
+      }
+      if (N > 1)
+        *(rc_vec<Out, N> *)(out + at[u]) = o;
+      else
+        out[at[u]] = o.e[0];
+    }
+  }
+}
+
+/* As rc_move for a slerp stream: a slot is one quaternion (4 channels, any
+ * strides). */
+template <class In, class Out>
+__device__ __forceinline__ void rc_move_quaternions(const rc_stream_desc &s, const rc_item *items,
+                                                    Out *out, int64_t os_d) {
+  typedef typename rc_compute<In, Out>::type C;
+  const In *vals = (const In *)s.values;
+  int lane = threadIdx.x & 31, lg = s.log_group, lr = s.log_rounds;
+  int sub = lane & ((1 << lg) - 1), jbase = lane >> lg, per_round = 32 >> lg;
+  int64_t quats = s.D / 4, vs_d = s.vs_d;
+  for (int m = 0; m < 1 << (s.log_targets - (5 - lg) + lr); m++) {
+    const rc_item &e = items[(m >> lr) * per_round + jbase];
+    int64_t q = sub + ((int64_t)(m & ((1 << lr) - 1)) << lg);
+    if (q >= quats || e.mode == CH_NONE) continue;
+    C a[4], b[4], r[4];
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+      a[i] = e.mode >= CH_COPY ? to_c<C>(vals[e.v0 + (4 * q + i) * vs_d]) : (C)e.w;
+      b[i] = e.mode == CH_SLERP ? to_c<C>(vals[e.v1 + (4 * q + i) * vs_d]) : a[i];
+    }
+    if (e.mode == CH_SLERP)
+      slerp_c(a, b, (C)e.w, r);
+    else
+      for (int i = 0; i < 4; i++) r[i] = a[i];
+#pragma unroll
+    for (int i = 0; i < 4; i++) from_c(r[i], out[e.out + (4 * q + i) * os_d]);
+  }
+}
+
+/* Channels per access: the widest of 16, 8, 4 bytes (of the wider dtype)
+ * that the host allowed for this stream, or 1. */
+template <class In, class Out> constexpr int rc_vec_max() {
+  return 16 / (sizeof(In) > sizeof(Out) ? sizeof(In) : sizeof(Out));
+}
+
+template <class In, class Out>
+__device__ __forceinline__ void rc_move_stream(const rc_stream_desc &s, const rc_item *items,
+                                               Out *out, int64_t os_d) {
+  constexpr int N = rc_vec_max<In, Out>();
+  if (s.opt.method == ROBOCACHE_SLERP)
+    rc_move_quaternions<In, Out>(s, items, out, os_d);
+  else if (s.vec == N)
+    rc_move<In, Out, N>(s, items, out, os_d);
+  else if (N >= 4 && s.vec == N / 2)
+    rc_move<In, Out, (N >= 4 ? N / 2 : 1)>(s, items, out, os_d);
+  else if (N >= 8 && s.vec == N / 4)
+    rc_move<In, Out, (N >= 8 ? N / 4 : 1)>(s, items, out, os_d);
+  else
+    rc_move<In, Out, 1>(s, items, out, os_d);
+}
+
+struct rc_align_args {
+  rc_target_desc a;
+  rc_stream_desc s[RC_CUDA_MAX_STREAMS];
+  int32_t K;      /* streams in this launch */
+  int32_t k_base; /* index in the call of s[0] */
+  void *out;
+  int64_t os_b, os_t, os_d;
+  uint8_t *valid;
+  int64_t va_b, va_t, va_k;
+  int64_t check_total; /* elements of the data checks; 0: none */
+};
+
+/* The item of target r of stream s at (b, t). */
+__device__ __forceinline__ rc_item rc_item_of(const rc_align_args &args, const rc_stream_desc &s,
+                                              int64_t b, int64_t t, const rc_target &r) {
+  rc_item e;
+  e.v0 = b * s.vs_b + r.i0 * s.vs_s;
+  e.v1 = b * s.vs_b + r.i1 * s.vs_s;
+  e.out = b * args.os_b + t * args.os_t + s.col * args.os_d;
+  e.w = r.w;
+  e.pad = 0;
+  switch (r.mode) {
+  case RC_TGT_INTERP: e.mode = s.opt.method == ROBOCACHE_SLERP ? CH_SLERP : CH_LERP; break;
+  case RC_TGT_SAMPLE: e.mode = CH_COPY; break;
+  default:
+    e.mode = CH_CONST;
+    e.w = r.mode == RC_TGT_FILL ? s.opt.fill_value : r.mode == RC_TGT_POISON ? (double)NAN : 0.0;
+  }
+  return e;
+}
+
+template <int TIME_DTYPE, class Out>
+__global__ void __launch_bounds__(RC_CUDA_BLOCK)
+    rc_align_kernel(const __grid_constant__ rc_align_args args) {
+  __shared__ rc_item items[RC_CUDA_BLOCK];
+  int k = 0;
+  while (k + 1 < args.K && (int)blockIdx.x >= args.s[k + 1].block_begin) k++;
+  const rc_stream_desc &s = args.s[k];
+  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  int64_t first = ((int64_t)blockIdx.x - s.block_begin) * (RC_CUDA_BLOCK / 32) + warp;
+  int64_t target = (first << s.log_targets) + lane;
+  rc_item e = {};
+  if (lane < 1 << s.log_targets && target < args.a.B * args.a.T) {
+    int64_t b = target / args.a.T, t = target - b * args.a.T;
+    rc_target r = rc_decide_target<TIME_DTYPE>(args.a, s, args.k_base + k, b, t);
+    e = rc_item_of(args, s, b, t, r);
+    if (args.valid)
+      args.valid[b * args.va_b + t * args.va_t + (args.k_base + k) * args.va_k] = (uint8_t)r.valid;
+  }
+  items[threadIdx.x] = e;
+  __syncwarp();
+  const rc_item *warp_items = items + warp * 32;
+  Out *out = (Out *)args.out;
+  switch (s.dtype) {
+  case ROBOCACHE_DTYPE_F32: rc_move_stream<float, Out>(s, warp_items, out, args.os_d); break;
+  case ROBOCACHE_DTYPE_F64: rc_move_stream<double, Out>(s, warp_items, out, args.os_d); break;
+  case ROBOCACHE_DTYPE_F16: rc_move_stream<f16s, Out>(s, warp_items, out, args.os_d); break;
+  default: break;
+  }
+  if (args.check_total)
+    rc_check_data<TIME_DTYPE>(args.a, args.s, args.K, args.k_base == 0, args.check_total);
+}
+
+/* 1 when pointer p (element size es) and the element strides allow N-wide
+ * aligned accesses along the last axis (axes of size 1 ignored). */
+bool rc_vec_ok(const rc_view *v, int64_t first, int64_t D, int N) {
+  size_t es = robocache_dtype_size((robocache_dtype)v->dtype);
+  if (N <= 1 || D % N != 0 || v->strides[v->ndim - 1] != 1) return false;
+  for (int i = 0; i < v->ndim - 1; i++)
+    if (v->shape[i] > 1 && v->strides[i] % N != 0) return false;
+  return (((uintptr_t)v->data + (uintptr_t)first * es) % (es * N)) == 0;
+}
+
+/* Channels per access for stream sv into out: 16 bytes of the wider dtype,
+ * else 8 or 4 bytes, when D, the strides and the addresses allow; else 1. */
+int rc_vec_for(const rc_stream_view *sv, const rc_view *out) {
+  size_t a = robocache_dtype_size((robocache_dtype)sv->values.dtype);
+  size_t b = robocache_dtype_size((robocache_dtype)out->dtype);
+  int widest = (int)(16 / (a > b ? a : b));
+  for (int N = widest; N >= 2 && N >= widest / 4; N /= 2)
+    if (rc_vec_ok(&sv->values, 0, sv->D, N) && rc_vec_ok(out, sv->col, sv->D, N)) return N;
+  return 1;
+}
+
+int rc_log2_ceil(int64_t x) {
+  int l = 0;
+  while (((int64_t)1 << l) < x) l++;
+  return l;
+}
+
+template <int TIME_DTYPE>
+robocache_status rc_launch_time(robocache_ctx *ctx, const rc_align_args &args, int grid,
+                                cudaStream_t stream, int32_t out_dtype) {
+  switch (out_dtype) {
+  case ROBOCACHE_DTYPE_F32:
+    rc_align_kernel<TIME_DTYPE, float><<<grid, RC_CUDA_BLOCK, 0, stream>>>(args);
+    break;
+  case ROBOCACHE_DTYPE_F64:
+    rc_align_kernel<TIME_DTYPE, double><<<grid, RC_CUDA_BLOCK, 0, stream>>>(args);
+    break;
+  case ROBOCACHE_DTYPE_F16:
+    rc_align_kernel<TIME_DTYPE, f16s><<<grid, RC_CUDA_BLOCK, 0, stream>>>(args);
+    break;
+  default: rc_align_kernel<TIME_DTYPE, bf16s><<<grid, RC_CUDA_BLOCK, 0, stream>>>(args); break;
+  }
+  return rc_cuda_launched(ctx, "align kernel launch");
+}
+
+/* log2 of the targets per warp: enough warps to fill the device
+ * (RC_WARPS_PER_SM per multiprocessor) when there are few targets, up to 32
+ * per warp when there are many; never fewer than fill a warp's lanes. */
+#define RC_WARPS_PER_SM 96
+int rc_log_targets(int64_t targets, int sms, int log_group) {
+  int l = 5 - log_group;
+  while (l < 5 && targets >> (l + 1) >= (int64_t)sms * RC_WARPS_PER_SM) l++;
+  return l;
+}
+
+/* One launch for streams [k0, k0 + K) of p on a device of `sms`
+ * multiprocessors. */
+robocache_status rc_launch_chunk(robocache_ctx *ctx, const rc_align_problem *p,
+                                 const rc_cuda_call *c, int k0, int K, int sms) {
+  rc_align_args args = {};
+  args.a = rc_cuda_target_desc(p, c);
+  args.K = K;
+  args.k_base = k0;
+  args.out = p->out.data;
+  args.os_b = p->out.strides[0];
+  args.os_t = p->out.strides[1];
+  args.os_d = p->out.strides[2];
+  if (p->has_valid) {
+    args.valid = (uint8_t *)p->valid.data;
+    args.va_b = p->valid.strides[0];
+    args.va_t = p->valid.strides[1];
+    args.va_k = p->valid.strides[2];
+  }
+  int64_t blocks = 0, check = k0 == 0 ? p->B * p->T : 0;
+  for (int j = 0; j < K; j++) {
+    const rc_stream_view *sv = &p->streams[k0 + j];
+    rc_stream_desc d = rc_cuda_stream_desc(p, k0 + j);
+    d.vec = sv->opt.method == ROBOCACHE_SLERP ? 1 : rc_vec_for(sv, &p->out);
+    int64_t slots = sv->opt.method == ROBOCACHE_SLERP ? sv->D / 4 : sv->D / d.vec;
+    d.log_group = rc_log2_ceil(slots < 32 ? slots : 32);
+    d.log_rounds = rc_log2_ceil((slots + 31) / 32);
+    d.log_targets = rc_log_targets(p->B * p->T, sms, d.log_group);
+    d.block_begin = (int32_t)blocks;
+    int64_t per_block = (int64_t)(RC_CUDA_BLOCK / 32) << d.log_targets;
+    blocks += (p->B * p->T + per_block - 1) / per_block;
+    if (blocks > INT32_MAX / 2)
+      return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT,
+                      "align: B x T = %lld targets is too many for one CUDA launch",
+                      (long long)(p->B * p->T));
+    args.s[j] = d;
+    check += p->B * sv->S;
+  }
+  if (c->record) {
+    args.check_total = check;
+    int64_t check_blocks = (check + RC_CUDA_BLOCK - 1) / RC_CUDA_BLOCK;
+    if (blocks < check_blocks) blocks = check_blocks < 65536 ? check_blocks : 65536;
+  }
+  if (blocks == 0) return ROBOCACHE_OK;
+  switch (p->time_dtype) {
+  case ROBOCACHE_DTYPE_I64:
+    return rc_launch_time<ROBOCACHE_DTYPE_I64>(ctx, args, (int)blocks, c->stream, p->out.dtype);
+  case ROBOCACHE_DTYPE_F64:
+    return rc_launch_time<ROBOCACHE_DTYPE_F64>(ctx, args, (int)blocks, c->stream, p->out.dtype);
+  default:
+    return rc_launch_time<ROBOCACHE_DTYPE_F32>(ctx, args, (int)blocks, c->stream, p->out.dtype);
+  }
+}
+
+} // namespace
+
+extern "C" robocache_status rc_align_cuda(robocache_ctx *ctx, const rc_align_problem *p) {
+  rc_cuda_call c;
+  robocache_status s = rc_cuda_call_begin(ctx, p, 0, &c);
+  if (s != ROBOCACHE_OK) return s;
+  int sms = 0;
+  cudaError_t e =
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p->target_times.device_id);
+  if (e != cudaSuccess) s = rc_cuda_error(ctx, e, "cudaDeviceGetAttribute");
+  for (int k0 = 0; k0 < p->K && s == ROBOCACHE_OK; k0 += RC_CUDA_MAX_STREAMS) {
+    int K = p->K - k0 < RC_CUDA_MAX_STREAMS ? p->K - k0 : RC_CUDA_MAX_STREAMS;
+    s = rc_launch_chunk(ctx, p, &c, k0, K, sms);
+  }
+  return rc_cuda_call_end(ctx, p, &c, s);
+}

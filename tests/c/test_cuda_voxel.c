@@ -1,0 +1,403 @@
+/* CUDA backend of voxelize / voxelize_hard / voxel_downsample against the
+ * optimised CPU backend (itself tested against src/ref) on the same inputs:
+ * real scans from data/pointclouds (KITTI HDL-64, KITTI object frame,
+ * nuScenes, cuPCL's sample, PCL's bunny) and random
+ * clouds with NaN / inf / out-of-range points, strided points, batches with
+ * empty clouds, small max_voxels / max_points_per_voxel, too small downsample
+ * capacity, bad offsets.
+ *
+ * Bound: none. Every output, status and stats counter must be bitwise equal
+ * to the CPU backend's: integers by construction, and sums / means / maxima
+ * because the GPU reduces each voxel's points in input order with the same
+ * f64 arithmetic (docs/voxelize.md, "CUDA"). Two GPU runs are compared too.
+ * Exit 77 without a usable GPU. */
+#include "support_voxel.h"
+
+#include "pointcloud.h"
+
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CU(call) assert_int_equal((int)(call), (int)cudaSuccess)
+
+static const rcv_run CPU = {0, 0};
+
+/* ---- device copies ----------------------------------------------------------- */
+
+/* A device copy of a host tensor (same shape and strides) that remembers its
+ * host twin, so results can be copied back into it. */
+typedef struct dev {
+  robocache_tensor t;
+  rct_tensor *host;
+} dev;
+
+static dev *to_dev(rct_tensor *h) {
+  if (!h) return NULL;
+  dev *d = calloc(1, sizeof *d);
+  assert_non_null(d);
+  d->t = h->t;
+  d->t.device_type = ROBOCACHE_DEVICE_CUDA;
+  d->t.device_id = 0;
+  d->host = h;
+  CU(cudaMalloc(&d->t.data, h->nbytes > 0 ? h->nbytes : 1));
+  CU(cudaMemcpy(d->t.data, h->t.data, h->nbytes, cudaMemcpyHostToDevice));
+  return d;
+}
+
+/* Copies the device data back into the host twin and frees the copy. */
+static void back_and_free(dev *d) {
+  if (!d) return;
+  CU(cudaMemcpy(d->host->t.data, d->t.data, d->host->nbytes, cudaMemcpyDeviceToHost));
+  CU(cudaFree(d->t.data));
+  free(d);
+}
+
+static robocache_tensor *dv(dev *d) { return d ? &d->t : NULL; }
+
+static robocache_ctx *new_ctx(void) {
+  robocache_ctx *ctx = NULL;
+  assert_int_equal(robocache_ctx_create(&ctx), ROBOCACHE_OK);
+  return ctx;
+}
+
+static void finish(rcv_result *r, robocache_ctx *ctx, robocache_status s) {
+  r->status = s;
+  snprintf(r->message, sizeof r->message, "%s", robocache_ctx_error_message(ctx));
+  robocache_ctx_free(ctx);
+}
+
+static int64_t clouds(const rct_tensor *offsets) { return offsets ? offsets->shape[0] - 1 : 1; }
+
+/* The GPU twins of rcv_dense / rcv_hard / rcv_downsample: outputs start as
+ * NaN / 0xFF bytes on the device, so an element never written is caught. */
+static rcv_result gpu_dense(rct_tensor *points, rct_tensor *offsets, rcv_grid g, int32_t mode,
+                            robocache_dtype dtype) {
+  rcv_result r = {0};
+  robocache_ctx *ctx = new_ctx();
+  int64_t grid[3];
+  assert_int_equal(robocache_voxel_grid_size(ctx, g.voxel_size, g.range, grid), ROBOCACHE_OK);
+  int64_t C = points->shape[1];
+  int64_t F = mode <= ROBOCACHE_VOXEL_OCCUPANCY ? 1 : (C == 3 ? 3 : C - 3);
+  int64_t shape[5] = {clouds(offsets), F, grid[2], grid[1], grid[0]};
+  r.out = rct_make(dtype, 5, shape);
+  dev *p = to_dev(points), *o = to_dev(offsets), *out = to_dev(r.out);
+  CU(cudaMemset(out->t.data, 0xFF, r.out->nbytes));
+  robocache_status s =
+      robocache_voxelize(ctx, dv(p), dv(o), g.voxel_size, g.range, mode, dv(out), &r.stats);
+  finish(&r, ctx, s);
+  back_and_free(p), back_and_free(o), back_and_free(out);
+  return r;
+}
+
+static rcv_result gpu_hard(rct_tensor *points, rct_tensor *offsets, rcv_grid g, int32_t P,
+                           int32_t M) {
+  rcv_result r = {0};
+  robocache_ctx *ctx = new_ctx();
+  int64_t B = clouds(offsets);
+  r.voxels = rct_make3(ROBOCACHE_DTYPE_F32, B * M, P, points->shape[1]);
+  r.coords = rct_make2(ROBOCACHE_DTYPE_I32, B * M, 4);
+  r.num_points = rct_make1(ROBOCACHE_DTYPE_I32, B * M);
+  r.num_voxels = rct_make1(ROBOCACHE_DTYPE_I32, B);
+  dev *p = to_dev(points), *o = to_dev(offsets), *v = to_dev(r.voxels), *c = to_dev(r.coords),
+      *np = to_dev(r.num_points), *nv = to_dev(r.num_voxels);
+  CU(cudaMemset(v->t.data, 0xFF, r.voxels->nbytes));
+  CU(cudaMemset(c->t.data, 0x7F, r.coords->nbytes));
+  CU(cudaMemset(np->t.data, 0x7F, r.num_points->nbytes));
+  CU(cudaMemset(nv->t.data, 0x7F, r.num_voxels->nbytes));
+  robocache_status s = robocache_voxelize_hard(ctx, dv(p), dv(o), g.voxel_size, g.range, P, M,
+                                               dv(v), dv(c), dv(np), dv(nv), &r.stats);
+  finish(&r, ctx, s);
+  back_and_free(p), back_and_free(o), back_and_free(v), back_and_free(c);
+  back_and_free(np), back_and_free(nv);
+  return r;
+}
+
+/* out starts as zeros (as rcv_downsample's): rows past the voxels are not
+ * written by either backend. */
+static rcv_result gpu_downsample(rct_tensor *points, rct_tensor *offsets, rcv_grid g,
+                                 int64_t capacity) {
+  rcv_result r = {0};
+  robocache_ctx *ctx = new_ctx();
+  r.out = rct_make2(ROBOCACHE_DTYPE_F32, capacity, points->shape[1]);
+  r.out_offsets = rct_make1(ROBOCACHE_DTYPE_I64, clouds(offsets) + 1);
+  dev *p = to_dev(points), *o = to_dev(offsets), *out = to_dev(r.out), *oo = to_dev(r.out_offsets);
+  CU(cudaMemset(oo->t.data, 0x7F, r.out_offsets->nbytes));
+  robocache_status s = robocache_voxel_downsample(ctx, dv(p), dv(o), g.voxel_size, g.range, dv(out),
+                                                  dv(oo), &r.stats);
+  finish(&r, ctx, s);
+  back_and_free(p), back_and_free(o), back_and_free(out), back_and_free(oo);
+  return r;
+}
+
+/* ---- comparisons ----------------------------------------------------------------- */
+
+/* GPU == CPU and GPU == GPU again, for every op and dense mode / dtype. */
+static void check_all(rct_tensor *pts, rct_tensor *off, rcv_grid g, int32_t P, int32_t M,
+                      const char *what) {
+  char label[256];
+  int64_t grid[3] = {0, 0, 0};
+  if (g.range)
+    assert_int_equal(robocache_voxel_grid_size(NULL, g.voxel_size, g.range, grid), ROBOCACHE_OK);
+  /* dense grids of up to 2^22 cells per feature and cloud (the presets' fine grids are skipped) */
+  if (g.range && grid[0] * grid[1] * grid[2] * clouds(off) <= ((int64_t)1 << 22)) {
+    static const struct {
+      int32_t mode;
+      robocache_dtype dtype;
+    } dense[] = {{ROBOCACHE_VOXEL_COUNT, ROBOCACHE_DTYPE_I32},
+                 {ROBOCACHE_VOXEL_COUNT, ROBOCACHE_DTYPE_F32},
+                 {ROBOCACHE_VOXEL_OCCUPANCY, ROBOCACHE_DTYPE_U8},
+                 {ROBOCACHE_VOXEL_OCCUPANCY, ROBOCACHE_DTYPE_F32},
+                 {ROBOCACHE_VOXEL_SUM, ROBOCACHE_DTYPE_F32},
+                 {ROBOCACHE_VOXEL_MEAN, ROBOCACHE_DTYPE_F32},
+                 {ROBOCACHE_VOXEL_MAX, ROBOCACHE_DTYPE_F32}};
+    for (size_t k = 0; k < sizeof dense / sizeof dense[0]; k++) {
+      snprintf(label, sizeof label, "%s: dense mode %d dtype %d", what, (int)dense[k].mode,
+               (int)dense[k].dtype);
+      rcv_result c = rcv_dense(pts, off, g, dense[k].mode, dense[k].dtype, CPU);
+      rcv_result a = gpu_dense(pts, off, g, dense[k].mode, dense[k].dtype);
+      rcv_result b = gpu_dense(pts, off, g, dense[k].mode, dense[k].dtype);
+      assert_int_equal(c.status, ROBOCACHE_OK);
+      rcv_assert_same(&c, &a, label);
+      rcv_assert_same(&a, &b, label);
+      rcv_free(&a), rcv_free(&b), rcv_free(&c);
+    }
+  }
+  if (g.range) {
+    snprintf(label, sizeof label, "%s: hard P=%d M=%d", what, (int)P, (int)M);
+    rcv_result c = rcv_hard(pts, off, g, P, M, CPU);
+    rcv_result a = gpu_hard(pts, off, g, P, M);
+    rcv_result b = gpu_hard(pts, off, g, P, M);
+    assert_int_equal(c.status, ROBOCACHE_OK);
+    rcv_assert_same(&c, &a, label);
+    rcv_assert_same(&a, &b, label);
+    rcv_free(&a), rcv_free(&b), rcv_free(&c);
+  }
+  snprintf(label, sizeof label, "%s: downsample", what);
+  rcv_result c = rcv_downsample(pts, off, g, pts->shape[0], CPU);
+  rcv_result a = gpu_downsample(pts, off, g, pts->shape[0]);
+  rcv_result b = gpu_downsample(pts, off, g, pts->shape[0]);
+  assert_int_equal(c.status, ROBOCACHE_OK);
+  rcv_assert_same(&c, &a, label);
+  rcv_assert_same(&a, &b, label);
+  rcv_free(&a), rcv_free(&b), rcv_free(&c);
+}
+
+/* ---- inputs -------------------------------------------------------------------- */
+
+static rct_tensor *load(const char *file) {
+  char rel[256];
+  snprintf(rel, sizeof rel, "pointclouds/%s", file);
+  rc_pointcloud pc;
+  rc_io_err err = {0};
+  if (rc_pointcloud_read(rct_data_path(rel), RC_PC_FORMAT_AUTO, 0, &pc, &err) != ROBOCACHE_OK)
+    fail_msg("%s", err.msg);
+  rct_tensor *t = rcv_points(pc.points, pc.n, pc.cols);
+  rc_pointcloud_free(&pc);
+  return t;
+}
+
+/* Clouds one after another (same column count) and their offsets. */
+static rct_tensor *concat(rct_tensor **parts, int n, rct_tensor **offsets) {
+  int64_t off[16] = {0}, C = parts[0]->shape[1];
+  for (int k = 0; k < n; k++) off[k + 1] = off[k] + parts[k]->shape[0];
+  rct_tensor *t = rct_make2(ROBOCACHE_DTYPE_F32, off[n], C);
+  for (int k = 0; k < n; k++)
+    memcpy((float *)t->t.data + off[k] * C, parts[k]->t.data, parts[k]->nbytes);
+  *offsets = rcv_offsets(off, n);
+  return t;
+}
+
+static rcv_grid preset_grid(const char *name) {
+  const robocache_voxel_preset *p = robocache_voxel_preset_find(name);
+  assert_non_null(p);
+  rcv_grid g = {{p->voxel_size[0], p->voxel_size[1], p->voxel_size[2]}, p->point_cloud_range};
+  return g;
+}
+
+/* n random points in a 12 x 12 x 6 m box around the range [-5, 5]^2 x
+ * [-2, 2] (some out of range), C columns, a few NaN / inf coordinates, every
+ * tenth point a duplicate of an earlier one (crowded voxels); stored with row
+ * stride C + 2 (not contiguous). */
+static rct_tensor *random_cloud(rct_rng *r, int64_t n, int64_t C) {
+  const int64_t shape[2] = {n, C}, strides[2] = {C + 2, 1};
+  rct_tensor *t = rct_make_strided(ROBOCACHE_DTYPE_F32, 2, shape, strides);
+  for (int64_t i = 0; i < n; i++) {
+    int64_t src = i >= 10 && i % 10 == 0 ? rct_rng_int(r, 0, i - 1) : -1;
+    for (int64_t c = 0; c < C; c++) {
+      double v = src >= 0 ? rct_get(t, src * C + c)
+                 : c < 2  ? rct_rng_uniform(r, -6.0, 6.0)
+                 : c == 2 ? rct_rng_uniform(r, -3.0, 3.0)
+                          : rct_rng_uniform(r, -100.0, 100.0);
+      rct_set(t, i * C + c, v);
+    }
+    int64_t u = rct_rng_int(r, 0, 99);
+    if (u == 0) rct_set(t, i * C + rct_rng_int(r, 0, 2), NAN);
+    if (u == 1)
+      rct_set(t, i * C + rct_rng_int(r, 0, 2), rct_rng_int(r, 0, 1) ? INFINITY : -INFINITY);
+  }
+  return t;
+}
+
+static const float BOX[6] = {-5.0f, -5.0f, -2.0f, 5.0f, 5.0f, 2.0f};
+static const float CUBE[6] = {-40.0f, -40.0f, -3.0f, 40.0f, 40.0f, 1.0f};
+
+/* ---- tests ------------------------------------------------------------------------ */
+
+static void test_kitti_presets(void **state) {
+  (void)state;
+  static const char *const files[] = {"kitti_raw_hdl64_0000000000.bin", "kitti_000008_reduced.bin",
+                                      "nuscenes_lidar_top_1532402927647951.pcd.bin"};
+  static const char *const presets[] = {"second-kitti", "pointpillars-kitti", "centerpoint-nus"};
+  for (int f = 0; f < 3; f++) {
+    rct_tensor *pts = load(files[f]);
+    for (int k = 0; k < 3; k++) {
+      const robocache_voxel_preset *p = robocache_voxel_preset_find(presets[k]);
+      char what[256];
+      snprintf(what, sizeof what, "%s / %s", files[f], presets[k]);
+      /* test capacity, then train capacity (drops voxels on the full scan) */
+      check_all(pts, NULL, preset_grid(presets[k]), p->max_points_per_voxel, p->max_voxels_test,
+                what);
+      rcv_result c = rcv_hard(pts, NULL, preset_grid(presets[k]), p->max_points_per_voxel,
+                              p->max_voxels_train, CPU);
+      rcv_result a = gpu_hard(pts, NULL, preset_grid(presets[k]), p->max_points_per_voxel,
+                              p->max_voxels_train);
+      rcv_assert_same(&c, &a, what);
+      rcv_free(&a), rcv_free(&c);
+    }
+    /* the benchmark's grid: 128^3 over 80 x 80 x 4 m */
+    rcv_grid cube = {{0.625f, 0.625f, 0.03125f}, CUBE};
+    check_all(pts, NULL, cube, 8, 30000, files[f]);
+    rct_free(pts);
+  }
+}
+
+/* Eight scans (the two raw KITTI frames, repeated, and the object frame) as
+ * one batch: GPU batch == CPU batch, and each GPU cloud == the GPU run of
+ * that cloud alone. */
+static void test_batch_of_scans(void **state) {
+  (void)state;
+  rct_tensor *s0 = load("kitti_raw_hdl64_0000000000.bin");
+  rct_tensor *s1 = load("kitti_raw_hdl64_0000000001.bin");
+  rct_tensor *s2 = load("kitti_000008_reduced.bin");
+  rct_tensor *parts[8] = {s0, s1, s2, s1, s0, s2, s0, s1}, *offsets = NULL;
+  rct_tensor *all = concat(parts, 8, &offsets);
+  rcv_grid g = preset_grid("second-kitti");
+  const int32_t P = 5, M = 16000;
+  check_all(all, offsets, g, P, M, "batch of 8 scans");
+  rcv_result batch = gpu_hard(all, offsets, g, P, M);
+  assert_int_equal(batch.status, ROBOCACHE_OK);
+  for (int b = 0; b < 8; b++) {
+    rcv_result r = gpu_hard(parts[b], NULL, g, P, M);
+    assert_int_equal(rct_get(batch.num_voxels, b), rct_get(r.num_voxels, 0));
+    for (int64_t i = 0; i < M * P * 4; i++)
+      assert_true(rct_get_bits(batch.voxels, b * M * P * 4 + i) == rct_get_bits(r.voxels, i));
+    for (int64_t i = 0; i < M; i++) {
+      assert_true(rct_get(batch.num_points, b * M + i) == rct_get(r.num_points, i));
+      double want_b = rct_get(r.coords, i * 4) < 0 ? -1.0 : (double)b;
+      assert_true(rct_get(batch.coords, (b * M + i) * 4) == want_b);
+      for (int a = 1; a < 4; a++)
+        assert_true(rct_get(batch.coords, (b * M + i) * 4 + a) == rct_get(r.coords, i * 4 + a));
+    }
+    rcv_free(&r);
+  }
+  rcv_free(&batch);
+  rct_free(offsets), rct_free(all), rct_free(s0), rct_free(s1), rct_free(s2);
+}
+
+/* PCL VoxelGrid downsampling (no range) of real clouds, one and batched. */
+static void test_pcl_downsample(void **state) {
+  (void)state;
+  rct_tensor *a = load("cupcl_sample.pcd"), *b = load("bunny.pcd");
+  rcv_grid g = {{1.0f, 1.0f, 1.0f}, NULL};
+  check_all(a, NULL, g, 0, 0, "cupcl_sample 1 m");
+  rcv_grid fine = {{0.01f, 0.01f, 0.01f}, NULL};
+  check_all(b, NULL, fine, 0, 0, "bunny 1 cm");
+  rct_tensor *parts[3] = {b, a, b}, *offsets = NULL;
+  rct_tensor *all = concat(parts, 3, &offsets);
+  check_all(all, offsets, (rcv_grid){{0.05f, 0.05f, 0.05f}, NULL}, 0, 0, "pcl batch");
+  rct_free(offsets), rct_free(all), rct_free(a), rct_free(b);
+}
+
+/* Random strided clouds with dropped points, crowded voxels, small P and M,
+ * batches with empty clouds. */
+static void test_random_clouds(void **state) {
+  (void)state;
+  rct_rng r = rct_rng_seed(20261121);
+  for (int round = 0; round < 6; round++) {
+    int64_t C = 3 + round % 3, n = rct_rng_int(&r, 1, 40000);
+    rct_tensor *pts = random_cloud(&r, n, C);
+    float size = (float)rct_rng_uniform(&r, 0.05, 0.6);
+    rcv_grid g = {{size, size * 1.5f, size * 2.0f}, BOX};
+    int32_t P = (int32_t)rct_rng_int(&r, 1, 8), M = (int32_t)rct_rng_int(&r, 1, 3000);
+    char what[128];
+    snprintf(what, sizeof what, "random round %d (n %lld, C %lld)", round, (long long)n,
+             (long long)C);
+    check_all(pts, NULL, g, P, M, what);
+    g.range = NULL;
+    check_all(pts, NULL, g, P, M, what);
+    /* the same points as a batch with empty clouds at the front, middle and end */
+    int64_t off[6] = {0, 0, n / 3, n / 3, n, n};
+    rct_tensor *offsets = rcv_offsets(off, 5);
+    g.range = BOX;
+    check_all(pts, offsets, g, P, M, what);
+    g.range = NULL;
+    check_all(pts, offsets, g, P, M, what);
+    rct_free(offsets);
+    rct_free(pts);
+  }
+}
+
+/* Empty input, too small downsample capacity, bad offsets: same status,
+ * message and stats as the CPU backend. */
+static void test_edge_cases_and_errors(void **state) {
+  (void)state;
+  rct_rng r = rct_rng_seed(7);
+  rct_tensor *none = rct_make2(ROBOCACHE_DTYPE_F32, 0, 4);
+  const int64_t zero[3] = {0, 0, 0};
+  rct_tensor *zoff = rcv_offsets(zero, 2);
+  rcv_grid g = {{0.5f, 0.5f, 0.5f}, BOX};
+  check_all(none, NULL, g, 3, 10, "empty");
+  check_all(none, zoff, g, 3, 10, "empty batch");
+
+  rct_tensor *pts = random_cloud(&r, 5000, 4);
+  rcv_result c = rcv_downsample(pts, NULL, g, 10, CPU);
+  rcv_result a = gpu_downsample(pts, NULL, g, 10);
+  assert_int_equal(c.status, ROBOCACHE_CAPACITY_EXCEEDED);
+  rcv_assert_same(&c, &a, "capacity exceeded");
+  assert_string_equal(c.message, a.message);
+  rcv_free(&a), rcv_free(&c);
+
+  static const int64_t bad[3][4] = {{1, 10, 20, 5000}, {0, 30, 20, 5000}, {0, 10, 20, 4999}};
+  for (int k = 0; k < 3; k++) {
+    rct_tensor *off = rcv_offsets(bad[k], 3);
+    rcv_result h = gpu_hard(pts, off, g, 3, 10);
+    rcv_result d = gpu_downsample(pts, off, g, 5000);
+    rcv_result e = gpu_dense(pts, off, g, ROBOCACHE_VOXEL_COUNT, ROBOCACHE_DTYPE_I32);
+    rcv_result want = rcv_hard(pts, off, g, 3, 10, CPU);
+    assert_int_equal(want.status, ROBOCACHE_INVALID_ARGUMENT);
+    const rcv_result *got[3] = {&h, &d, &e};
+    for (int j = 0; j < 3; j++) {
+      assert_int_equal(got[j]->status, ROBOCACHE_INVALID_ARGUMENT);
+      assert_string_equal(got[j]->message, want.message);
+    }
+    rcv_free(&h), rcv_free(&d), rcv_free(&e), rcv_free(&want);
+    rct_free(off);
+  }
+  rct_free(pts), rct_free(none), rct_free(zoff);
+}
+
+int main(void) {
+  if (!robocache_has_cuda()) {
+    fprintf(stderr, "no CUDA device: skipped\n");
+    return 77;
+  }
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_kitti_presets),         cmocka_unit_test(test_batch_of_scans),
+      cmocka_unit_test(test_pcl_downsample),        cmocka_unit_test(test_random_clouds),
+      cmocka_unit_test(test_edge_cases_and_errors),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
