@@ -34,7 +34,7 @@
 
 typedef struct tens {
   robocache_tensor t;
-  int64_t shape[4];
+  int64_t shape[ROBOCACHE_MAX_DIMS];
 } tens;
 
 static tens make(void *data, robocache_dtype dtype, int ndim, const int64_t *shape) {

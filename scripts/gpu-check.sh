@@ -7,8 +7,8 @@
 # Sections (each logged to OUT_DIR/gpu-check.log, a summary printed last):
 #   build      clean CMake build, CUDA on, HDF5 off, sm_90 only (for speed)
 #   ctest      the C tests labelled `cuda` (test_cuda_*)
-#   sanitizer  every test_cuda_* again under compute-sanitizer memcheck and
-#              racecheck
+#   sanitizer  every test_cuda_* (or those matching $SANITIZE_TESTS) again
+#              under compute-sanitizer memcheck and racecheck
 #   python     pip install --no-build-isolation . (CUDA, sm_90), then the GPU
 #              pytest files tests/python/test_cuda_*.py
 #   bench      the GPU benchmarks in BENCHES, JSON written to OUT_DIR
@@ -85,7 +85,7 @@ section_ctest() {
 
 section_sanitizer() {
   local exe
-  for exe in "$BUILD"/tests/c/test_cuda_*; do
+  for exe in "$BUILD"/tests/c/${SANITIZE_TESTS:-test_cuda_*}; do
     [ -x "$exe" ] || continue
     step "memcheck-$(basename "$exe")" 300 compute-sanitizer --tool memcheck \
       --error-exitcode 1 "$exe"

@@ -85,18 +85,19 @@ def resample(values, times, target_times, *, lengths=None, target_lengths=None,
                                    time_offset, quat_order, return_valid, out, valid,
                                    out_dtype, stream)
     fw = _frameworks.of(values)
+    out_dtype = fw.out_dtype(out_dtype)
     return_valid = return_valid or valid is not None
     if (out is None or (valid is None and return_valid)) and fw.is_cuda(values):
         out_shape, valid_shape = _shapes.resample(values.shape, len(times.shape),
                                                   target_times.shape)
         if out is None:
-            out = fw.empty(out_shape, _frameworks.dtype_name(out_dtype) or values.dtype, values)
+            out = fw.empty(out_shape, out_dtype or values.dtype, values)
         if valid is None and return_valid:
             valid = fw.empty(valid_shape, bool, values)
         stream = fw.stream(values) if stream is None else stream
     o, v = _C.resample(values, times, target_times, lengths, target_lengths, method,
                        extrapolate, fill_value, max_gap, tolerance, time_offset, quat_order,
-                       out, valid, _frameworks.dtype_name(out_dtype), return_valid, stream)
+                       out, valid, out_dtype, return_valid, stream)
     return (fw.wrap(o), fw.wrap(v)) if return_valid else fw.wrap(o)
 
 
@@ -159,17 +160,18 @@ def align(streams, target_times, *, target_lengths=None, out_dtype=None, return_
         return _torch_ops.align(streams, target_times, target_lengths, out_dtype, return_valid,
                                 out, valid, stream)
     fw = _frameworks.of(first)
+    out_dtype = fw.out_dtype(out_dtype)
     return_valid = return_valid or valid is not None
     if (out is None or (valid is None and return_valid)) and fw.is_cuda(first):
         dims = [_shapes.channels(s.values.shape, len(s.times.shape)) for s in streams]
         out_shape, valid_shape = _shapes.align(dims, target_times.shape, len(streams))
         if out is None:
-            out = fw.empty(out_shape, _frameworks.dtype_name(out_dtype) or "float32", first)
+            out = fw.empty(out_shape, out_dtype or "float32", first)
         if valid is None and return_valid:
             valid = fw.empty(valid_shape, bool, first)
         stream = fw.stream(first) if stream is None else stream
     o, v = _C.align([s._c_tuple() for s in streams], target_times, target_lengths, out, valid,
-                    _frameworks.dtype_name(out_dtype), return_valid, stream)
+                    out_dtype, return_valid, stream)
     return (fw.wrap(o), fw.wrap(v)) if return_valid else fw.wrap(o)
 
 

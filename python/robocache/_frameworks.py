@@ -24,6 +24,14 @@ class _Framework:
             return self.from_dlpack(obj)
         return obj
 
+    def out_dtype(self, dtype):
+        """The out_dtype name, refused early where the framework lacks it."""
+        name = dtype_name(dtype)
+        if name == "bfloat16" and self.module_name == "numpy":
+            raise TypeError("out_dtype: NumPy has no bfloat16; use float32 or float16, or pass "
+                            "torch tensors")
+        return name
+
     def is_cuda(self, x):
         device = None if self.cpu_only else getattr(x, "__dlpack_device__", None)
         return device is not None and device()[0] in _CUDA_DEVICE_TYPES

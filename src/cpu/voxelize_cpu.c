@@ -7,56 +7,37 @@
  *      maximum, or (hard) a copy into the voxel's next free slot;
  *   3. write the per-voxel results.
  * Clouds of a batch run in parallel (OpenMP; each thread has its own hash
- * table and per-voxel arrays sized for the largest cloud); inside one large
- * cloud, steps 1 and 3 are parallel. Each voxel sees its points in
+ * table and per-voxel arrays, voxel_scratch_cpu); inside one large cloud,
+ * steps 1 and 3 are parallel. Each voxel sees its points in
  * input order, so sums are the same f64 sums in the same order as src/ref:
  * results are bitwise identical to it and independent of the thread count. */
 #include "cpu/voxel_keys_cpu.h"
+#include "cpu/voxel_scratch_cpu.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define RC_RUN_WIDTH 8 /* widest sums kept in registers along a run */
 
-typedef struct slot {
-  int64_t key; /* -1 = empty */
-  int64_t vox; /* voxel number */
-} slot;
-
-typedef struct table {
-  slot *s;
-  int64_t size; /* power of two */
-} table;
-
 /* The batch: keys of all N points and the outcome of each cloud. */
 typedef struct batch {
-  int64_t *key;        /* [N] voxel key, or RC_KEY_RANGE / RC_KEY_NONFINITE */
-  int64_t width, nmax; /* accumulators per voxel; points of the largest cloud */
-  int sums, maxima;    /* which accumulators the clouds need */
+  int64_t *key;     /* [N] voxel key, or RC_KEY_RANGE / RC_KEY_NONFINITE */
+  int64_t width;    /* accumulators per voxel */
+  int64_t nmax;     /* points of the largest cloud */
+  int sums, maxima; /* which accumulators the clouds need */
   int threads;
   int64_t *nvox;                /* [B] */
   robocache_voxel_stats *stats; /* [B] */
   float **means;                /* [B] downsample: each cloud's output rows */
 } batch;
 
-/* Per-thread arrays, for one cloud at a time (nmax entries). */
-typedef struct scratch {
-  int64_t *vkey;  /* key of each voxel */
-  int64_t *count; /* points per voxel */
-  double *acc;    /* [nmax * width] sums (dense SUM/MEAN, downsample) */
-  float *max;     /* [nmax * width] maxima (dense MAX) */
-  table t;
-} scratch;
-
-/* One cloud: its rows, its keys and the scratch arrays it uses. */
+/* One cloud: its rows, its keys and the scratch it uses. */
 typedef struct cloud {
-  int64_t b, begin, n, nvox, width;
+  int64_t b, begin, n;
   rc_voxel_keyer keyer;
-  int64_t *key, *vkey, *count;
-  double *acc;
-  float *max;
+  int64_t *key;
+  rc_voxel_scratch *sc;
   robocache_voxel_stats *stats;
-  table *t;
   int threads;
 } cloud;
 
@@ -92,76 +73,6 @@ static robocache_status batch_alloc(robocache_ctx *ctx, const rc_voxel_problem *
   return ROBOCACHE_OK;
 }
 
-static void scratch_free(scratch *s) {
-  free(s->vkey);
-  free(s->count);
-  free(s->acc);
-  free(s->max);
-  free(s->t.s);
-}
-
-static int scratch_alloc(const batch *w, scratch *s) {
-  memset(s, 0, sizeof *s);
-  size_t n = (size_t)w->nmax, wn = n * (size_t)(w->width > 0 ? w->width : 1);
-  s->vkey = malloc(n * sizeof *s->vkey);
-  s->count = malloc(n * sizeof *s->count);
-  s->acc = w->sums ? malloc(wn * sizeof *s->acc) : NULL;
-  s->max = w->maxima ? malloc(wn * sizeof *s->max) : NULL;
-  return s->vkey && s->count && (!w->sums || s->acc) && (!w->maxima || s->max) ? 0 : -1;
-}
-
-static inline int64_t slot_of(int64_t key, int64_t mask) {
-  return (int64_t)(((uint64_t)key * 0x9E3779B97F4A7C15ull) >> 24) & mask;
-}
-
-/* An empty table of `size` slots (reusing t's allocation when it is that
- * size); -1 when out of memory. */
-static int table_reset(table *t, int64_t size) {
-  if (t->size != size) {
-    free(t->s);
-    t->s = malloc((size_t)size * sizeof *t->s);
-    t->size = t->s ? size : 0;
-    if (!t->s) return -1;
-  }
-  for (int64_t i = 0; i < size; i++) t->s[i].key = -1;
-  return 0;
-}
-
-/* Grows the table 4x (few re-insertions while it is small, then at most a
- * quarter full) and re-inserts the voxels (keys are distinct). */
-static int table_grow(cloud *c) {
-  if (table_reset(c->t, c->t->size * 4) < 0) return -1;
-  const int64_t mask = c->t->size - 1;
-  for (int64_t v = 0; v < c->nvox; v++) {
-    int64_t h = slot_of(c->vkey[v], mask);
-    while (c->t->s[h].key != -1) h = (h + 1) & mask;
-    c->t->s[h] = (slot){c->vkey[v], v};
-  }
-  return 0;
-}
-
-/* The voxel number of key, numbering a new voxel (count 0) when the key is
- * new; *fresh = 1 then. -1 when out of memory. */
-static inline int64_t voxel_of(cloud *c, int64_t key, int *fresh) {
-  int64_t mask = c->t->size - 1, h = slot_of(key, mask);
-  for (;;) {
-    int64_t k = c->t->s[h].key;
-    if (k == key) {
-      *fresh = 0;
-      return c->t->s[h].vox;
-    }
-    if (k == -1) break;
-    h = (h + 1) & mask;
-  }
-  int64_t v = c->nvox++;
-  c->vkey[v] = key;
-  c->count[v] = 0;
-  c->t->s[h] = (slot){key, v};
-  *fresh = 1;
-  if (2 * c->nvox > c->t->size && table_grow(c) < 0) return -1;
-  return v;
-}
-
 /* Adds the run of points starting at row i that fall in voxel v (rows with
  * negative keys in between are skipped) to count[v] and, when acc is set,
  * to acc[v]; returns the row after the run. The running sums stay in
@@ -171,7 +82,7 @@ static inline int64_t add_run(const rc_voxel_problem *p, cloud *c, int64_t i, in
                               int64_t col0, const int64_t width) {
   const int64_t key = c->key[i];
   double run[RC_RUN_WIDTH];
-  double *a = c->acc ? c->acc + v * width : NULL;
+  double *a = c->sc->acc ? c->sc->acc + v * width : NULL;
   for (int64_t k = 0; k < width; k++) run[k] = fresh || !a ? 0.0 : a[k];
   int64_t cnt = 0, j = i;
   for (; j < c->n; j++) {
@@ -185,22 +96,22 @@ static inline int64_t add_run(const rc_voxel_problem *p, cloud *c, int64_t i, in
   }
   if (a)
     for (int64_t k = 0; k < width; k++) a[k] = run[k];
-  c->count[v] += cnt;
+  c->sc->count[v] += cnt;
   return j;
 }
 
 /* As add_run for one point of any width, and maxima into max. */
 static int64_t add_point(const rc_voxel_problem *p, cloud *c, int64_t i, int64_t v, int fresh,
                          int64_t col0) {
-  const int64_t width = c->width;
-  c->count[v]++;
-  if (c->acc) {
-    double *a = c->acc + v * width;
+  const int64_t width = c->sc->width;
+  c->sc->count[v]++;
+  if (c->sc->acc) {
+    double *a = c->sc->acc + v * width;
     for (int64_t k = 0; k < width; k++)
       a[k] = (fresh ? 0.0 : a[k]) + (double)rc_voxel_coord(p, c->begin + i, col0 + k);
   }
-  if (c->max) {
-    float *m = c->max + v * width;
+  if (c->sc->max) {
+    float *m = c->sc->max + v * width;
     for (int64_t k = 0; k < width; k++) {
       float x = rc_voxel_coord(p, c->begin + i, col0 + k);
       m[k] = fresh || x > m[k] ? x : m[k];
@@ -212,20 +123,15 @@ static int64_t add_point(const rc_voxel_problem *p, cloud *c, int64_t i, int64_t
 /* Step 1 for cloud b and an empty hash table. Errors go to ctx (private to
  * the calling thread). */
 static robocache_status start_cloud(robocache_ctx *ctx, const rc_voxel_problem *p, batch *w,
-                                    scratch *sc, int64_t b, cloud *c) {
+                                    rc_voxel_scratch *sc, int64_t b, cloud *c) {
   int64_t end;
   memset(c, 0, sizeof *c);
   c->b = b;
   rc_voxel_cloud_rows(p, b, &c->begin, &end);
   c->n = end - c->begin;
-  c->width = w->width;
   c->key = w->key + c->begin;
-  c->vkey = sc->vkey;
-  c->count = sc->count;
-  c->acc = sc->acc;
-  c->max = sc->max;
+  c->sc = sc;
   c->stats = &w->stats[b];
-  c->t = &sc->t;
   c->threads = w->threads;
   robocache_status s = rc_voxel_cloud_keyer(ctx, p, c->begin, end, &c->keyer);
   if (s != ROBOCACHE_OK) return s;
@@ -235,25 +141,22 @@ static robocache_status start_cloud(robocache_ctx *ctx, const rc_voxel_problem *
   c->stats->points_dropped_nonfinite = nonfinite;
   c->stats->points_dropped_range = range;
   c->stats->points_in_range = c->n - nonfinite - range;
-  if (table_reset(c->t, 1024) < 0)
-    return rc_error(ctx, ROBOCACHE_OUT_OF_MEMORY, "voxelize (cpu): out of memory");
+  rc_voxel_scratch_reset(sc);
   return ROBOCACHE_OK;
 }
 
 /* Step 2 of a cloud: counts and, as requested, sums of columns
  * col0..col0+width-1 or their maxima. */
-static robocache_status reduce_cloud(robocache_ctx *ctx, const rc_voxel_problem *p, cloud *c,
-                                     int64_t col0) {
-  const int64_t width = c->width;
+static void reduce_cloud(const rc_voxel_problem *p, cloud *c, int64_t col0) {
+  const int64_t width = c->sc->width;
   for (int64_t i = 0; i < c->n;) {
     if (c->key[i] < 0) {
       i++;
       continue;
     }
     int fresh = 0;
-    int64_t v = voxel_of(c, c->key[i], &fresh);
-    if (v < 0) return rc_error(ctx, ROBOCACHE_OUT_OF_MEMORY, "voxelize (cpu): out of memory");
-    if (c->max || width > RC_RUN_WIDTH)
+    int64_t v = rc_voxel_scratch_find(c->sc, c->key[i], &fresh);
+    if (c->sc->max || width > RC_RUN_WIDTH)
       i = add_point(p, c, i, v, fresh, col0);
     else if (width == 3) /* constant widths: sums in registers */
       i = add_run(p, c, i, v, fresh, col0, 3);
@@ -262,8 +165,7 @@ static robocache_status reduce_cloud(robocache_ctx *ctx, const rc_voxel_problem 
     else
       i = add_run(p, c, i, v, fresh, col0, width);
   }
-  c->stats->voxels_nonempty = c->nvox;
-  return ROBOCACHE_OK;
+  c->stats->voxels_nonempty = c->sc->nvox;
 }
 
 typedef robocache_status (*cloud_fn)(robocache_ctx *ctx, const rc_voxel_problem *p, const batch *w,
@@ -280,8 +182,9 @@ static robocache_status for_each_cloud(robocache_ctx *ctx, const rc_voxel_proble
   const int outer = p->B > 1 && p->N >= RC_VOXEL_PAR_MIN ? w->threads : 1;
 #pragma omp parallel num_threads(outer)
   {
-    scratch sc;
-    const int have_scratch = scratch_alloc(w, &sc) == 0;
+    rc_voxel_scratch sc;
+    const int have_scratch =
+        rc_voxel_scratch_alloc(&sc, w->nmax, w->width, w->sums, w->maxima) == 0;
     robocache_ctx local = {.num_threads = rc_ctx(ctx)->num_threads};
 #pragma omp for schedule(dynamic, 1)
     for (int64_t b = 0; b < p->B; b++) {
@@ -290,7 +193,7 @@ static robocache_status for_each_cloud(robocache_ctx *ctx, const rc_voxel_proble
           have_scratch ? start_cloud(&local, p, w, &sc, b, &c)
                        : rc_error(&local, ROBOCACHE_OUT_OF_MEMORY, "voxelize (cpu): out of memory");
       if (s == ROBOCACHE_OK) s = fn(&local, p, w, &c);
-      w->nvox[b] = c.nvox;
+      w->nvox[b] = s == ROBOCACHE_OK ? sc.nvox : 0;
       if (s != ROBOCACHE_OK) {
 #pragma omp critical(rc_voxel_cpu_error)
         if (b < first_b) {
@@ -300,7 +203,7 @@ static robocache_status for_each_cloud(robocache_ctx *ctx, const rc_voxel_proble
         }
       }
     }
-    scratch_free(&sc);
+    if (have_scratch) rc_voxel_scratch_free(&sc);
   }
   if (first != ROBOCACHE_OK) return rc_error(ctx, first, "%s", msg);
   for (int64_t b = 0; b < p->B; b++) {
@@ -319,15 +222,14 @@ static robocache_status for_each_cloud(robocache_ctx *ctx, const rc_voxel_proble
 
 static robocache_status dense_cloud(robocache_ctx *ctx, const rc_voxel_problem *p, const batch *w,
                                     cloud *c) {
-  (void)w;
-  robocache_status s = reduce_cloud(ctx, p, c, p->feat_col);
-  if (s != ROBOCACHE_OK) return s;
+  (void)ctx, (void)w;
+  reduce_cloud(p, c, p->feat_col);
   const int64_t G = p->keyer.grid[0] * p->keyer.grid[1] * p->keyer.grid[2], F = p->F;
-  const int64_t nvox = c->nvox, base = c->b * F * G;
+  const int64_t nvox = c->sc->nvox, base = c->b * F * G;
   const int32_t dtype = p->out.dtype, mode = p->mode;
 #pragma omp parallel for num_threads(c->threads) if (nvox >= RC_VOXEL_PAR_MIN) schedule(static)
   for (int64_t v = 0; v < nvox; v++) {
-    const int64_t cell = base + c->vkey[v], cnt = c->count[v];
+    const int64_t cell = base + c->sc->vkey[v], cnt = c->sc->count[v];
     if (mode == ROBOCACHE_VOXEL_COUNT || mode == ROBOCACHE_VOXEL_OCCUPANCY) {
       int64_t x = mode == ROBOCACHE_VOXEL_COUNT ? cnt : 1;
       if (dtype == ROBOCACHE_DTYPE_I32)
@@ -340,9 +242,9 @@ static robocache_status dense_cloud(robocache_ctx *ctx, const rc_voxel_problem *
     }
     float *out = (float *)p->out.data + cell;
     for (int64_t f = 0; f < F; f++) {
-      double r = mode == ROBOCACHE_VOXEL_MAX    ? (double)c->max[v * F + f]
-                 : mode == ROBOCACHE_VOXEL_MEAN ? c->acc[v * F + f] / (double)cnt
-                                                : c->acc[v * F + f];
+      double r = mode == ROBOCACHE_VOXEL_MAX    ? (double)c->sc->max[v * F + f]
+                 : mode == ROBOCACHE_VOXEL_MEAN ? c->sc->acc[v * F + f] / (double)cnt
+                                                : c->sc->acc[v * F + f];
       out[f * G] = (float)r;
     }
   }
@@ -365,7 +267,7 @@ robocache_status rc_voxelize_dense_cpu(robocache_ctx *ctx, const rc_voxel_proble
 /* mmcv hard voxelization of one cloud. */
 static robocache_status hard_cloud(robocache_ctx *ctx, const rc_voxel_problem *p, const batch *w,
                                    cloud *c) {
-  (void)w;
+  (void)ctx, (void)w;
   const int64_t P = p->max_points, M = p->max_voxels, C = p->C, b = c->b;
   float *voxels = (float *)p->voxels.data + b * M * P * C;
   int32_t *coords = (int32_t *)p->coords.data + b * M * 4;
@@ -375,9 +277,8 @@ static robocache_status hard_cloud(robocache_ctx *ctx, const rc_voxel_problem *p
   for (int64_t i = 0; i < c->n; i++) {
     if (c->key[i] < 0) continue;
     int fresh;
-    int64_t v = voxel_of(c, c->key[i], &fresh);
-    if (v < 0) return rc_error(ctx, ROBOCACHE_OUT_OF_MEMORY, "voxelize (cpu): out of memory");
-    int64_t j = c->count[v]++;
+    int64_t v = rc_voxel_scratch_find(c->sc, c->key[i], &fresh);
+    int64_t j = c->sc->count[v]++;
     if (v >= M) {
       dropped_voxel_points++;
     } else if (j >= P) {
@@ -387,7 +288,7 @@ static robocache_status hard_cloud(robocache_ctx *ctx, const rc_voxel_problem *p
       for (int64_t k = 0; k < C; k++) dst[k] = rc_voxel_coord(p, c->begin + i, k);
     }
   }
-  const int64_t kept = c->nvox < M ? c->nvox : M;
+  const int64_t kept = c->sc->nvox < M ? c->sc->nvox : M;
   for (int64_t v = 0; v < M; v++) {
     if (v >= kept) {
       num_points[v] = 0;
@@ -395,17 +296,17 @@ static robocache_status hard_cloud(robocache_ctx *ctx, const rc_voxel_problem *p
       continue;
     }
     int64_t ijk[3];
-    rc_voxel_unkey(&c->keyer, c->vkey[v], ijk);
+    rc_voxel_unkey(&c->keyer, c->sc->vkey[v], ijk);
     coords[v * 4 + 0] = (int32_t)b;
     coords[v * 4 + 1] = (int32_t)ijk[2];
     coords[v * 4 + 2] = (int32_t)ijk[1];
     coords[v * 4 + 3] = (int32_t)ijk[0];
-    num_points[v] = (int32_t)(c->count[v] < P ? c->count[v] : P);
+    num_points[v] = (int32_t)(c->sc->count[v] < P ? c->sc->count[v] : P);
   }
   ((int32_t *)p->num_voxels.data)[b] = (int32_t)kept;
-  c->stats->voxels_nonempty = c->nvox;
+  c->stats->voxels_nonempty = c->sc->nvox;
   c->stats->points_dropped_max_points = dropped_points;
-  c->stats->voxels_dropped_max_voxels = c->nvox - kept;
+  c->stats->voxels_dropped_max_voxels = c->sc->nvox - kept;
   c->stats->points_dropped_max_voxels = dropped_voxel_points;
   return ROBOCACHE_OK;
 }
@@ -422,14 +323,14 @@ robocache_status rc_voxelize_hard_cpu(robocache_ctx *ctx, const rc_voxel_problem
 /* Reduces the cloud and keeps its means (its output rows) in w->means[b]. */
 static robocache_status downsample_cloud(robocache_ctx *ctx, const rc_voxel_problem *p,
                                          const batch *w, cloud *c) {
-  robocache_status s = reduce_cloud(ctx, p, c, 0);
-  if (s != ROBOCACHE_OK) return s;
-  const int64_t C = p->C, nvox = c->nvox;
+  reduce_cloud(p, c, 0);
+  const int64_t C = p->C, nvox = c->sc->nvox;
   float *m = malloc((size_t)(nvox > 0 ? nvox * C : 1) * sizeof *m);
   if (!m) return rc_error(ctx, ROBOCACHE_OUT_OF_MEMORY, "voxelize (cpu): out of memory");
 #pragma omp parallel for num_threads(c->threads) if (nvox >= RC_VOXEL_PAR_MIN) schedule(static)
   for (int64_t v = 0; v < nvox; v++)
-    for (int64_t k = 0; k < C; k++) m[v * C + k] = (float)(c->acc[v * C + k] / (double)c->count[v]);
+    for (int64_t k = 0; k < C; k++)
+      m[v * C + k] = (float)(c->sc->acc[v * C + k] / (double)c->sc->count[v]);
   w->means[c->b] = m;
   return ROBOCACHE_OK;
 }

@@ -4,14 +4,18 @@
  * synchronisation except the read-back of the check record in checked mode
  * (docs/cuda.md).
  *
- * Grid: the blocks of stream k are [block_begin_k, block_begin_{k+1}); each
- * thread of a block resolves one target (b, t) of the stream (search and
- * decision of src/common/interp.h, rc_decide_target) into shared memory;
- * then each warp moves the channels of its 32 targets together: slots of
+ * Grid: the blocks of stream k are [block_begin_k, block_begin_{k+1}); in
+ * each warp the first 2^log_targets lanes (1..32, chosen so that the grid
+ * fills the device) resolve one target (b, t) each (search and decision of
+ * src/common/interp.h, rc_decide_target) into shared memory; then the warp
+ * moves the channels of those targets together: slots of
  * `vec` channels (one 16-, 8- or 4-byte access when the strides and
  * alignment allow), RC_UNROLL slots per lane loaded before the first store,
  * stores coalesced along each target's channels. Arithmetic in f32 (f64 when
  * values or out are f64). */
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include "cuda/align_host.h"
 
 namespace {
@@ -32,17 +36,20 @@ template <> struct rc_compute<double, double> { typedef double type; };
 
 template <class C> __device__ __forceinline__ C to_c(float v) { return (C)v; }
 template <class C> __device__ __forceinline__ C to_c(double v) { return (C)v; }
-template <class C> __device__ __forceinline__ C to_c(f16s v) { return (C)rc_f16_to_f32(v.u); }
+template <class C> __device__ __forceinline__ C to_c(f16s v) {
+  return (C)__half2float(__ushort_as_half(v.u));
+}
 template <class C> __device__ __forceinline__ C to_c(bf16s v) { return (C)rc_bf16_to_f32(v.u); }
 
-/* Rounded as rc_store_f64 (src/common/dtype.h) rounds. */
+/* Rounded as rc_store_f64 (src/common/dtype.h) rounds: to nearest even, f64
+ * through f32 (the hardware conversions; only NaN payloads may differ). */
 template <class C> __device__ __forceinline__ void from_c(C x, float &o) { o = (float)x; }
 template <class C> __device__ __forceinline__ void from_c(C x, double &o) { o = (double)x; }
 template <class C> __device__ __forceinline__ void from_c(C x, f16s &o) {
-  o.u = rc_f32_to_f16((float)x);
+  o.u = __half_as_ushort(__float2half_rn((float)x));
 }
 template <class C> __device__ __forceinline__ void from_c(C x, bf16s &o) {
-  o.u = rc_f32_to_bf16((float)x);
+  o.u = __bfloat16_as_ushort(__float2bfloat16_rn((float)x));
 }
 
 __device__ __forceinline__ float lerp_c(float a, float b, float w) { return rc_lerp_f32(a, b, w); }
@@ -68,7 +75,7 @@ struct rc_item {
   int32_t mode, pad;
 };
 
-#define RC_UNROLL 4 /* items (target, slot) per lane in flight */
+#define RC_UNROLL 4 /* items (target, slot) per lane in flight, 4-wide slots */
 
 /* The warp's targets (2^log_targets), slot by slot: lane l takes slots
  * l % G, l % G + G, ... of targets l / G, l / G + 32 / G, ... (G =
@@ -84,13 +91,16 @@ __device__ __forceinline__ void rc_move(const rc_stream_desc &s, const rc_item *
   int sub = lane & ((1 << lg) - 1), jbase = lane >> lg, per_round = 32 >> lg;
   int64_t slots = s.D / N, vs_d = s.vs_d;
   int total = 1 << (s.log_targets - (5 - lg) + lr);
-  for (int m0 = 0; m0 < total; m0 += RC_UNROLL) {
-    rc_vec<In, N> a[RC_UNROLL] = {}, c[RC_UNROLL] = {};
-    int64_t at[RC_UNROLL];
-    int mode[RC_UNROLL];
-    C w[RC_UNROLL];
+  /* 8-wide (16-bit) slots: half as many in flight keeps the registers (and
+   * so the occupancy) of the other paths */
+  constexpr int U = N >= 8 ? RC_UNROLL / 2 : RC_UNROLL;
+  for (int m0 = 0; m0 < total; m0 += U) {
+    rc_vec<In, N> a[U] = {}, c[U] = {};
+    int64_t at[U];
+    int mode[U];
+    C w[U];
 #pragma unroll
-    for (int u = 0; u < RC_UNROLL; u++) {
+    for (int u = 0; u < U; u++) {
       int m = m0 + u, j = (m >> lr) * per_round + jbase;
       int64_t slot = sub + ((int64_t)(m & ((1 << lr) - 1)) << lg);
       const rc_item &e = items[j < 32 ? j : 0];
@@ -109,7 +119,7 @@ __device__ __forceinline__ void rc_move(const rc_stream_desc &s, const rc_item *
       }
     }
 #pragma unroll
-    for (int u = 0; u < RC_UNROLL; u++) {
+    for (int u = 0; u < U; u++) {
       if (mode[u] == CH_NONE) continue;
       rc_vec<Out, N> o;
 #pragma unroll

@@ -16,7 +16,7 @@
  * parameters: no host-to-device copy, so calls can be captured in graphs).
  * More streams are launched in chunks of this many. */
 #define RC_CUDA_MAX_STREAMS 16
-#define RC_CUDA_BLOCK 256
+#define RC_CUDA_BLOCK 128
 
 /* One stream of a launch. Strides in elements. */
 struct rc_stream_desc {

@@ -29,8 +29,12 @@
 
 #include "cuda/cuda_ctx.h"
 
+/* voxel_problem.h is C11: its inline helpers may use `restrict`, which C++
+ * spells __restrict__. */
 extern "C" {
+#define restrict __restrict__
 #include "ops/voxel_problem.h"
+#undef restrict
 }
 
 #define RC_VOXEL_THREADS 256

@@ -63,6 +63,8 @@ def test_type_errors_for_dtypes():
         robocache.resample(V.astype(np.complex64), T, X)
     with pytest.raises(TypeError, match="out_dtype: expected one of float32"):
         robocache.resample(V, T, X, out_dtype="int8")
+    with pytest.raises(TypeError, match="out_dtype: NumPy has no bfloat16"):
+        robocache.resample(V, T, X, out_dtype="bfloat16")
     with pytest.raises(TypeError, match="values: expected a tensor or array supporting DLPack"):
         robocache.resample([[1.0]], T, X)
     with pytest.raises(TypeError, match="max_gap: times are int64 nanoseconds"):

@@ -1,0 +1,65 @@
+/* Per-thread working memory of the CPU voxelize backend: an open-addressing
+ * hash table that numbers voxels in order of first appearance, and the
+ * per-voxel arrays, for one cloud at a time. */
+#ifndef ROBOCACHE_CPU_VOXEL_SCRATCH_CPU_H
+#define ROBOCACHE_CPU_VOXEL_SCRATCH_CPU_H
+
+#include <stdint.h>
+
+typedef struct rc_voxel_slot {
+  int64_t key; /* -1 = empty */
+  int64_t vox; /* voxel number */
+} rc_voxel_slot;
+
+/* One allocation for clouds of up to nmax points (pages are touched only as
+ * they are used). The table in use is a prefix of `size` slots: it starts
+ * small, to stay in cache for coarse grids, and grows 4x when half full. */
+typedef struct rc_voxel_scratch {
+  rc_voxel_slot *s; /* [tmax] */
+  int64_t size;     /* slots in use, a power of two <= tmax */
+  int64_t tmax;     /* slots allocated */
+  int64_t nvox;     /* voxels numbered so far */
+  int64_t *vkey;    /* [nmax] key of each voxel */
+  int64_t *count;   /* [nmax] points per voxel */
+  double *acc;      /* [nmax * width] sums, or NULL */
+  float *max;       /* [nmax * width] maxima, or NULL */
+  int64_t width;
+} rc_voxel_scratch;
+
+/* width accumulators per voxel, f64 sums when sums, f32 maxima when maxima.
+ * A single block, which malloc keeps for the next call instead of returning
+ * it to the system. -1 when out of memory. */
+int rc_voxel_scratch_alloc(rc_voxel_scratch *s, int64_t nmax, int64_t width, int sums, int maxima);
+void rc_voxel_scratch_free(rc_voxel_scratch *s);
+/* An empty table (nvox = 0). */
+void rc_voxel_scratch_reset(rc_voxel_scratch *s);
+/* Grows the table 4x and re-inserts the voxels. */
+void rc_voxel_scratch_grow(rc_voxel_scratch *s);
+
+static inline int64_t rc_voxel_slot_of(int64_t key, int64_t mask) {
+  return (int64_t)(((uint64_t)key * 0x9E3779B97F4A7C15ull) >> 24) & mask;
+}
+
+/* The voxel number of key (>= 0), numbering a new voxel (count 0) when the
+ * key is new; *fresh = 1 then. At most nmax distinct keys per reset. */
+static inline int64_t rc_voxel_scratch_find(rc_voxel_scratch *s, int64_t key, int *fresh) {
+  int64_t mask = s->size - 1, h = rc_voxel_slot_of(key, mask);
+  for (;;) {
+    int64_t k = s->s[h].key;
+    if (k == key) {
+      *fresh = 0;
+      return s->s[h].vox;
+    }
+    if (k == -1) break;
+    h = (h + 1) & mask;
+  }
+  int64_t v = s->nvox++;
+  s->vkey[v] = key;
+  s->count[v] = 0;
+  s->s[h] = (rc_voxel_slot){key, v};
+  *fresh = 1;
+  if (2 * s->nvox > s->size) rc_voxel_scratch_grow(s);
+  return v;
+}
+
+#endif
