@@ -42,7 +42,7 @@ test-python: build
 	ROBOCACHE_BIN=$(abspath $(BUILD))/robocache $(PYTHON) -m pytest -q tests/python tests/cli
 
 bench: build
-	$(PYTHON) bench/bench_resample_cpu.py
+	$(PYTHON) bench/bench_resample_cpu.py --bin $(BUILD)/bench/bench_resample_cpu
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h' '*.cu' '*.cuh')

@@ -46,7 +46,8 @@ KITTI = [os.path.join(ROOT, "data", "pointclouds", f"kitti_raw_hdl64_000000000{i
 CUBE_SIZE = (0.625, 0.625, 0.03125)
 CUBE_RANGE = (-40.0, -40.0, -3.0, 40.0, 40.0, 1.0)
 SECOND = dict(size=(0.05, 0.05, 0.1), range=(0.0, -40.0, -3.0, 70.4, 40.0, 1.0), P=5, M=40000)
-MODES = [("count", 0, 4), ("occupancy", 1, 8), ("sum", 2, 1), ("mean", 3, 1), ("max", 4, 1)]
+# (name, robocache_voxel_mode, robocache_dtype of out: 5 int32, 6 uint8, 0 float32)
+MODES = [("count", 0, 5), ("occupancy", 1, 6), ("sum", 2, 0), ("mean", 3, 0), ("max", 4, 0)]
 ROTATE_BYTES = 150 << 20
 
 
@@ -164,8 +165,10 @@ def run_harness(binary, tmp, name, pts, offsets, args):
     np.asarray(offsets, dtype=np.int64).tofile(path + ".off")
     cmd = [binary, args[0], path, str(pts.shape[0]), str(pts.shape[1]), str(len(offsets) - 1)]
     cmd += [str(a) for a in args[1:]]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    return json.loads(out)
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed ({r.returncode}): {r.stderr.strip()}")
+    return json.loads(r.stdout)
 
 
 def main():

@@ -2,12 +2,25 @@
 #include "core/internal.h"
 
 #include <stdlib.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 void rc_cuda_ctx_release(robocache_ctx *ctx); /* src/cuda, or the stub below */
 
 static _Thread_local robocache_ctx rc_default_ctx;
 
 robocache_ctx *rc_ctx(robocache_ctx *ctx) { return ctx ? ctx : &rc_default_ctx; }
+
+int rc_ctx_threads(robocache_ctx *ctx) {
+#ifdef _OPENMP
+  const int t = rc_ctx(ctx)->num_threads;
+  return t > 0 ? t : omp_get_max_threads();
+#else
+  (void)ctx;
+  return 1;
+#endif
+}
 
 robocache_status robocache_ctx_create(robocache_ctx **ctx) {
   if (!ctx) return rc_error(NULL, ROBOCACHE_INVALID_ARGUMENT, "ctx_create: ctx is NULL");

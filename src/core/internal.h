@@ -22,6 +22,18 @@ struct robocache_ctx {
 /* The context to use: ctx itself, or the calling thread's default. */
 robocache_ctx *rc_ctx(robocache_ctx *ctx);
 
+/* OpenMP threads a CPU backend uses: the context's num_threads, 0 = the
+ * OpenMP default (omp_get_max_threads); 1 in builds without OpenMP. */
+int rc_ctx_threads(robocache_ctx *ctx);
+
+/* Returns the status of expr from the calling function unless it is
+ * ROBOCACHE_OK. */
+#define RC_TRY(expr)                                                                               \
+  do {                                                                                             \
+    robocache_status rc_s_ = (expr);                                                               \
+    if (rc_s_ != ROBOCACHE_OK) return rc_s_;                                                       \
+  } while (0)
+
 /* Records a formatted error message in ctx and returns status. */
 robocache_status rc_error(robocache_ctx *ctx, robocache_status status, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -49,8 +61,7 @@ robocache_status rc_view_from(robocache_ctx *ctx, const robocache_tensor *t, con
                               rc_view *v);
 
 /* INVALID_ARGUMENT unless v->ndim == ndim. */
-robocache_status rc_check_ndim(robocache_ctx *ctx, const rc_view *v, const char *what,
-                               int ndim);
+robocache_status rc_check_ndim(robocache_ctx *ctx, const rc_view *v, const char *what, int ndim);
 /* INVALID_ARGUMENT unless v->shape[axis] == size; `axis_name` e.g. "B". */
 robocache_status rc_check_dim(robocache_ctx *ctx, const rc_view *v, const char *what, int axis,
                               int64_t size, const char *axis_name);

@@ -45,7 +45,7 @@ DEFINE_BACKWARD_ROW(backward_row_f64, double)
 robocache_status rc_align_backward_cpu(robocache_ctx *ctx, const rc_align_problem *p) {
   const int wide = p->out.dtype == ROBOCACHE_DTYPE_F64;
   int64_t first_err = INT64_MAX; /* b * T + t */
-  const int threads = cpu_threads(rc_ctx(ctx)->num_threads);
+  const int threads = rc_ctx_threads(ctx);
   (void)threads;
   /* clang-format off */
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1) reduction(min: first_err) \

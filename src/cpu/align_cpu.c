@@ -145,7 +145,7 @@ static int64_t write_chunk(const rc_align_problem *p, int k, int64_t b, int64_t 
 robocache_status rc_align_cpu(robocache_ctx *ctx, const rc_align_problem *p) {
   const int64_t K = p->K, chunks = (p->T + CPU_CHUNK - 1) / CPU_CHUNK, tasks = p->B * chunks;
   int64_t first_err = INT64_MAX; /* flat index (b * T + t) * K + k */
-  const int threads = cpu_threads(rc_ctx(ctx)->num_threads);
+  const int threads = rc_ctx_threads(ctx);
   (void)threads;
   /* clang-format off */
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1) reduction(min: first_err) \

@@ -8,10 +8,6 @@
 #include "common/interp.h"
 #include "ops/align_problem.h"
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 /* Number of valid targets of row b. */
 static inline int64_t cpu_target_count(const rc_align_problem *p, int64_t b) {
   if (!p->has_target_lengths) return p->T;
@@ -39,16 +35,6 @@ static inline rc_target cpu_target(const rc_align_problem *p, const rc_stream_vi
     br = rc_bracket_at_f64(&s->opt, p->time_dtype, row, st, n, x, *hint);
   }
   return rc_target_decide(&s->opt, br);
-}
-
-/* OpenMP thread count for a context setting (0 = the OpenMP default). */
-static inline int cpu_threads(int num_threads) {
-#ifdef _OPENMP
-  return num_threads > 0 ? num_threads : omp_get_max_threads();
-#else
-  (void)num_threads;
-  return 1;
-#endif
 }
 
 #endif

@@ -65,7 +65,7 @@ static robocache_status batch_alloc(robocache_ctx *ctx, const rc_voxel_problem *
   w->nvox = calloc((size_t)p->B, sizeof *w->nvox);
   w->stats = calloc((size_t)p->B, sizeof *w->stats);
   w->means = calloc((size_t)p->B, sizeof *w->means);
-  w->threads = rc_voxel_threads(ctx);
+  w->threads = rc_ctx_threads(ctx);
   if (!w->key || !w->nvox || !w->stats || !w->means) {
     batch_free(w);
     return rc_error(ctx, ROBOCACHE_OUT_OF_MEMORY, "voxelize (cpu): out of memory");

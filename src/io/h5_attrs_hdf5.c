@@ -111,6 +111,14 @@ char *rc_h5_attr_read_string(hid_t loc, const char *name) {
   return s;
 }
 
+herr_t rc_h5_attr_read_i64(hid_t loc, const char *name, int64_t *value) {
+  if (H5Aexists(loc, name) <= 0) return -1;
+  hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+  herr_t r = a < 0 ? -1 : H5Aread(a, H5T_NATIVE_INT64, value);
+  if (a >= 0) H5Aclose(a);
+  return r;
+}
+
 herr_t rc_h5_attr_read_strings(hid_t loc, const char *name, char ***values, int64_t *n) {
   return read_vlen(loc, name, values, n);
 }

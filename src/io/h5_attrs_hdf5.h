@@ -27,6 +27,9 @@ herr_t rc_h5_attr_f64(hid_t loc, const char *name, double value);
 /* Reads a scalar variable-length string attribute into a malloc'd string;
  * NULL when missing or not a string. */
 char *rc_h5_attr_read_string(hid_t loc, const char *name);
+/* Reads a scalar integer attribute as int64. Negative when missing or not
+ * readable as int64. */
+herr_t rc_h5_attr_read_i64(hid_t loc, const char *name, int64_t *value);
 /* Reads a 1-D variable-length string array attribute: *n strings, each and
  * the array malloc'd. Negative on failure. */
 herr_t rc_h5_attr_read_strings(hid_t loc, const char *name, char ***values, int64_t *n);

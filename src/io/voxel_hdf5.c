@@ -1,11 +1,8 @@
 /* HDF5 writer of voxelization results (layout "robocache-voxels/1",
  * voxel_io.h). */
-#define _POSIX_C_SOURCE 200809L
 #include "h5_attrs_hdf5.h"
+#include "h5_file_hdf5.h"
 #include "voxel_io.h"
-
-#include <stdio.h>
-#include <time.h>
 
 static hid_t h5_type(int32_t dtype, int native) {
   switch (dtype) {
@@ -37,16 +34,8 @@ static herr_t write_array(hid_t file, const rc_io_array *a) {
 }
 
 static herr_t root_attrs(hid_t file, const rc_io_voxel_output *o) {
-  char created[32] = "unknown";
-  time_t now = time(NULL);
-  struct tm tm;
-  if (gmtime_r(&now, &tm)) strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", &tm);
   const robocache_voxel_stats *s = o->stats;
-  herr_t r = 0;
-  r |= rc_h5_attr_string(file, "robocache_version", robocache_version_string());
-  r |= rc_h5_attr_string(file, "command_line", o->command_line ? o->command_line : "");
-  r |= rc_h5_attr_string(file, "created", created);
-  r |= rc_h5_attr_string(file, "layout", "robocache-voxels/1");
+  herr_t r = rc_h5_root_attrs(file, o->command_line, "robocache-voxels/1");
   r |= rc_h5_attr_string(file, "mode", o->mode);
   r |= rc_h5_attr_string(file, "preset", o->preset ? o->preset : "");
   r |= rc_h5_attr_strings(file, "sources", o->sources, o->num_sources);
@@ -62,7 +51,8 @@ static herr_t root_attrs(hid_t file, const rc_io_voxel_output *o) {
   return r < 0 ? -1 : 0;
 }
 
-static herr_t write_contents(hid_t file, const rc_io_voxel_output *o, const char **what) {
+static herr_t write_contents(hid_t file, const void *arg, const char **what) {
+  const rc_io_voxel_output *o = arg;
   *what = "root attributes";
   if (root_attrs(file, o) < 0) return -1;
   rc_io_array grid[2] = {{"voxel_size", ROBOCACHE_DTYPE_F32, 1, {3}, o->voxel_size},
@@ -79,22 +69,5 @@ static herr_t write_contents(hid_t file, const rc_io_voxel_output *o, const char
 }
 
 robocache_status rc_io_write_voxels_hdf5(const rc_io_voxel_output *o, rc_io_err *err) {
-  char *tmp = rc_io_temp_create(o->path, err);
-  if (!tmp) return err ? err->status : ROBOCACHE_IO_ERROR;
-  H5E_auto2_t old_fn;
-  void *old_data;
-  H5Eget_auto2(H5E_DEFAULT, &old_fn, &old_data);
-  H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* the library never prints */
-  const char *what = "the file";
-  hid_t file = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  herr_t r = file < 0 ? -1 : write_contents(file, o, &what);
-  if (file >= 0 && H5Fclose(file) < 0) r = -1;
-  H5Eset_auto2(H5E_DEFAULT, old_fn, old_data);
-  if (r < 0) {
-    rc_io_fail(err, ROBOCACHE_IO_ERROR, "cannot write '%s': HDF5 error while writing %s", o->path,
-               what);
-    rc_io_temp_commit(tmp, o->path, 0, NULL);
-    return ROBOCACHE_IO_ERROR;
-  }
-  return rc_io_temp_commit(tmp, o->path, 1, err);
+  return rc_h5_write_file(o->path, write_contents, o, err);
 }

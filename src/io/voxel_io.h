@@ -1,7 +1,6 @@
 /* Writers of voxelization results (`robocache voxelize`): NumPy .npy for one
- * array, HDF5 (when built with libhdf5) for a whole result. Both write a
- * temporary file "<path>.tmp-XXXXXX" next to path and rename it over path only
- * when everything was written; on failure path is untouched.
+ * array, HDF5 (when built with libhdf5) for a whole result. Both write
+ * through a temporary file (atomic_file.h): on failure path is untouched.
  *
  * HDF5 layout "robocache-voxels/1" (docs/voxelize.md), readable with h5py:
  *   /  attrs robocache_version, command_line, created (UTC ISO 8601),
@@ -56,11 +55,35 @@ typedef struct rc_io_voxel_output {
  * built without HDF5. */
 robocache_status rc_io_write_voxels_hdf5(const rc_io_voxel_output *o, rc_io_err *err);
 
-/* Temporary file next to path ("<path>.tmp-XXXXXX", created empty with the
- * permissions umask allows); malloc'd name, NULL on failure (err set). */
-char *rc_io_temp_create(const char *path, rc_io_err *err);
-/* When ok: renames tmp over path (IO_ERROR on failure); otherwise, and on
- * failure, removes tmp. Frees tmp. Returns ROBOCACHE_OK or the error. */
-robocache_status rc_io_temp_commit(char *tmp, const char *path, int ok, rc_io_err *err);
+#define RC_IO_VOXEL_LAYOUT "robocache-voxels/1"
+
+/* One dataset of a voxel file: name, shape and element type as NumPy names
+ * it ("float32", "int32", "int64", "uint8"). */
+typedef struct rc_io_h5_dataset {
+  const char *name; /* static string */
+  char dtype[16];
+  int32_t ndim;
+  int64_t shape[5];
+} rc_io_h5_dataset;
+
+/* What `robocache info` shows of a file in the layout above. */
+typedef struct rc_io_voxel_summary {
+  char *version, *mode, *preset; /* root attributes (preset "" when none) */
+  char **sources, **columns;     /* root attributes */
+  int64_t num_sources, num_columns;
+  float voxel_size[3];
+  float point_cloud_range[6]; /* when has_range */
+  int has_range;
+  robocache_voxel_stats stats;
+  int32_t num_datasets;
+  rc_io_h5_dataset datasets[7]; /* the arrays of the mode present in the file */
+} rc_io_voxel_summary;
+
+/* Reads the summary of a file written by rc_io_write_voxels_hdf5 (HDF5
+ * builds only). IO_ERROR "path: not a robocache voxelize output: what is
+ * missing" when the file cannot be opened or is not in the layout above. */
+robocache_status rc_io_read_voxel_summary(const char *path, rc_io_voxel_summary *s,
+                                          rc_io_err *err);
+void rc_io_voxel_summary_free(rc_io_voxel_summary *s);
 
 #endif

@@ -1,13 +1,10 @@
 /* HDF5 writer of `robocache align` results (layout: hdf5_io.h). */
-#define _POSIX_C_SOURCE 200809L /* gmtime_r */
 #include "h5_attrs_hdf5.h"
+#include "h5_file_hdf5.h"
 #include "hdf5_io.h"
-#include "voxel_io.h" /* rc_io_temp_create / rc_io_temp_commit */
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
 static const char *const rc_method_names[] = {"linear", "nearest", "previous", "next", "slerp"};
 static const char *const rc_extrap_names[] = {"clamp", "fill", "extrapolate", "error"};
@@ -61,19 +58,12 @@ static herr_t stream_attrs(hid_t d, const rc_io_h5_stream *s, int32_t k) {
 }
 
 static herr_t root_attrs(hid_t file, const rc_io_h5_output *o) {
-  char created[32] = "unknown", h5ver[32];
-  time_t now = time(NULL);
-  struct tm tm;
-  if (gmtime_r(&now, &tm)) strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  char h5ver[32];
   unsigned maj, min, rel;
   H5get_libversion(&maj, &min, &rel);
   snprintf(h5ver, sizeof h5ver, "%u.%u.%u", maj, min, rel);
-  herr_t r = 0;
-  r |= rc_h5_attr_string(file, "robocache_version", robocache_version_string());
-  r |= rc_h5_attr_string(file, "command_line", o->command_line ? o->command_line : "");
-  r |= rc_h5_attr_string(file, "created", created);
+  herr_t r = rc_h5_root_attrs(file, o->command_line, "robocache-align/1");
   r |= rc_h5_attr_string(file, "hdf5_version", h5ver);
-  r |= rc_h5_attr_string(file, "layout", "robocache-align/1");
   return r < 0 ? -1 : 0;
 }
 
@@ -83,7 +73,8 @@ static hid_t group(hid_t loc, const char *name) {
 
 /* Everything below the root of an open file; a description of the failing
  * part in *what. */
-static herr_t write_contents(hid_t file, const rc_io_h5_output *o, const char **what) {
+static herr_t write_contents(hid_t file, const void *arg, const char **what) {
+  const rc_io_h5_output *o = arg;
   *what = "root attributes";
   if (root_attrs(file, o) < 0) return -1;
   *what = "group /data/demo_0";
@@ -130,17 +121,5 @@ static herr_t write_contents(hid_t file, const rc_io_h5_output *o, const char **
 }
 
 robocache_status rc_io_write_hdf5(const rc_io_h5_output *o, rc_io_err *err) {
-  char *tmp = rc_io_temp_create(o->path, err);
-  if (!tmp) return err ? err->status : ROBOCACHE_IO_ERROR;
-  rc_h5_quiet quiet = rc_h5_quiet_begin();
-  const char *what = "the file";
-  hid_t file = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  herr_t r = file < 0 ? -1 : write_contents(file, o, &what);
-  if (file >= 0 && H5Fclose(file) < 0) r = -1;
-  rc_h5_quiet_end(quiet);
-  if (r < 0)
-    rc_io_fail(err, ROBOCACHE_IO_ERROR, "cannot write '%s': HDF5 error while writing %s", o->path,
-               what);
-  robocache_status s = rc_io_temp_commit(tmp, o->path, r >= 0, err);
-  return r < 0 ? ROBOCACHE_IO_ERROR : s;
+  return rc_h5_write_file(o->path, write_contents, o, err);
 }

@@ -6,12 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define TRY(expr)                                                                             \
-  do {                                                                                        \
-    robocache_status rc_s_ = (expr);                                                          \
-    if (rc_s_ != ROBOCACHE_OK) return rc_s_;                                                  \
-  } while (0)
-
 void robocache_interp_options_init(robocache_interp_options *o) {
   if (!o) return;
   o->method = ROBOCACHE_LINEAR;
@@ -26,8 +20,7 @@ void robocache_interp_options_init(robocache_interp_options *o) {
 static robocache_status check_options(robocache_ctx *ctx, const char *who,
                                       const robocache_interp_options *o, int64_t D) {
   if (o->method < ROBOCACHE_LINEAR || o->method > ROBOCACHE_SLERP)
-    return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT, "%s: unknown method %d", who,
-                    (int)o->method);
+    return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT, "%s: unknown method %d", who, (int)o->method);
   if (o->extrapolate < ROBOCACHE_EXTRAP_CLAMP || o->extrapolate > ROBOCACHE_EXTRAP_ERROR)
     return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT, "%s: unknown extrapolate policy %d", who,
                     (int)o->extrapolate);
@@ -38,8 +31,7 @@ static robocache_status check_options(robocache_ctx *ctx, const char *who,
     return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT,
                     "%s: method slerp needs channels in groups of 4 (quaternions), got D = %lld",
                     who, (long long)D);
-  if (o->tolerance_ns > 0 &&
-      (o->method == ROBOCACHE_LINEAR || o->method == ROBOCACHE_SLERP))
+  if (o->tolerance_ns > 0 && (o->method == ROBOCACHE_LINEAR || o->method == ROBOCACHE_SLERP))
     return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT,
                     "%s: tolerance applies to methods nearest, previous and next, not %s", who,
                     rc_method_name(o->method));
@@ -50,9 +42,9 @@ static robocache_status check_lengths(robocache_ctx *ctx, const robocache_tensor
                                       const char *what, int64_t B, rc_view *v, int *has) {
   *has = 0;
   if (!t) return ROBOCACHE_OK;
-  TRY(rc_view_from(ctx, t, what, v));
-  TRY(rc_check_ndim(ctx, v, what, 1));
-  TRY(rc_check_dim(ctx, v, what, 0, B, "B"));
+  RC_TRY(rc_view_from(ctx, t, what, v));
+  RC_TRY(rc_check_ndim(ctx, v, what, 1));
+  RC_TRY(rc_check_dim(ctx, v, what, 0, B, "B"));
   if (v->dtype != ROBOCACHE_DTYPE_I64)
     return rc_error(ctx, ROBOCACHE_UNSUPPORTED_DTYPE, "%s: dtype must be int64, got %s", what,
                     robocache_dtype_name((robocache_dtype)v->dtype));
@@ -60,21 +52,20 @@ static robocache_status check_lengths(robocache_ctx *ctx, const robocache_tensor
   return ROBOCACHE_OK;
 }
 
-static robocache_status check_same_device(robocache_ctx *ctx, const rc_view *a,
-                                          const rc_view *b, const char *what) {
+static robocache_status check_same_device(robocache_ctx *ctx, const rc_view *a, const rc_view *b,
+                                          const char *what) {
   if (a->device_type != b->device_type || a->device_id != b->device_id)
     return rc_error(ctx, ROBOCACHE_DEVICE_MISMATCH,
                     "%s is on device (%d, %d) but target_times on (%d, %d)", what,
-                    (int)b->device_type, (int)b->device_id, (int)a->device_type,
-                    (int)a->device_id);
+                    (int)b->device_type, (int)b->device_id, (int)a->device_type, (int)a->device_id);
   return ROBOCACHE_OK;
 }
 
 /* Validates one stream against target_times and fills s. `values_role` names
  * the values argument in messages. */
 static robocache_status build_stream(robocache_ctx *ctx, rc_align_problem *p, int k,
-                                     const robocache_stream *in, rc_stream_view *s,
-                                     char *who, size_t who_len) {
+                                     const robocache_stream *in, rc_stream_view *s, char *who,
+                                     size_t who_len) {
   if (in->name)
     snprintf(who, who_len, "stream %d (%s)", k, in->name);
   else
@@ -82,35 +73,34 @@ static robocache_status build_stream(robocache_ctx *ctx, rc_align_problem *p, in
   s->name = in->name ? in->name : "";
   char what[320];
   snprintf(what, sizeof what, "%s values", who);
-  TRY(rc_view_from(ctx, in->values, what, &s->values));
-  TRY(rc_check_ndim(ctx, &s->values, what, 3));
-  TRY(rc_check_dim(ctx, &s->values, what, 0, p->B, "B"));
+  RC_TRY(rc_view_from(ctx, in->values, what, &s->values));
+  RC_TRY(rc_check_ndim(ctx, &s->values, what, 3));
+  RC_TRY(rc_check_dim(ctx, &s->values, what, 0, p->B, "B"));
   if (!rc_dtype_is_float(s->values.dtype))
     return rc_error(ctx, ROBOCACHE_UNSUPPORTED_DTYPE,
                     "%s: dtype must be float32, float64, float16 or bfloat16, got %s", what,
                     robocache_dtype_name((robocache_dtype)s->values.dtype));
-  TRY(check_same_device(ctx, &p->target_times, &s->values, what));
+  RC_TRY(check_same_device(ctx, &p->target_times, &s->values, what));
   s->S = s->values.shape[1];
   s->D = s->values.shape[2];
   if (s->S == 0)
-    return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT, "%s: stream is empty (S = 0 samples)",
-                    what);
+    return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT, "%s: stream is empty (S = 0 samples)", what);
   snprintf(what, sizeof what, "%s times", who);
-  TRY(rc_view_from(ctx, in->times, what, &s->times));
-  TRY(rc_check_ndim(ctx, &s->times, what, 2));
-  TRY(rc_check_dim(ctx, &s->times, what, 0, p->B, "B"));
-  TRY(rc_check_dim(ctx, &s->times, what, 1, s->S, "S of values"));
+  RC_TRY(rc_view_from(ctx, in->times, what, &s->times));
+  RC_TRY(rc_check_ndim(ctx, &s->times, what, 2));
+  RC_TRY(rc_check_dim(ctx, &s->times, what, 0, p->B, "B"));
+  RC_TRY(rc_check_dim(ctx, &s->times, what, 1, s->S, "S of values"));
   if (s->times.dtype != p->time_dtype)
     return rc_error(ctx, ROBOCACHE_UNSUPPORTED_DTYPE,
                     "%s: dtype %s differs from target_times dtype %s", what,
                     robocache_dtype_name((robocache_dtype)s->times.dtype),
                     robocache_dtype_name((robocache_dtype)p->time_dtype));
-  TRY(check_same_device(ctx, &p->target_times, &s->times, what));
+  RC_TRY(check_same_device(ctx, &p->target_times, &s->times, what));
   snprintf(what, sizeof what, "%s lengths", who);
-  TRY(check_lengths(ctx, in->lengths, what, p->B, &s->lengths, &s->has_lengths));
-  if (s->has_lengths) TRY(check_same_device(ctx, &p->target_times, &s->lengths, what));
+  RC_TRY(check_lengths(ctx, in->lengths, what, p->B, &s->lengths, &s->has_lengths));
+  if (s->has_lengths) RC_TRY(check_same_device(ctx, &p->target_times, &s->lengths, what));
   s->opt = in->options;
-  TRY(check_options(ctx, who, &s->opt, s->D));
+  RC_TRY(check_options(ctx, who, &s->opt, s->D));
   return ROBOCACHE_OK;
 }
 
@@ -118,13 +108,13 @@ static robocache_status build_stream(robocache_ctx *ctx, rc_align_problem *p, in
  * out/valid). streams_out must hold num_streams entries. */
 static robocache_status build_problem(robocache_ctx *ctx, const robocache_stream *streams,
                                       int32_t num_streams, const robocache_tensor *target_times,
-                                      const robocache_tensor *target_lengths,
-                                      rc_align_problem *p, rc_stream_view *streams_out) {
+                                      const robocache_tensor *target_lengths, rc_align_problem *p,
+                                      rc_stream_view *streams_out) {
   if (num_streams < 1 || !streams)
     return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT, "align: need at least one stream, got %d",
                     (int)num_streams);
-  TRY(rc_view_from(ctx, target_times, "target_times", &p->target_times));
-  TRY(rc_check_ndim(ctx, &p->target_times, "target_times", 2));
+  RC_TRY(rc_view_from(ctx, target_times, "target_times", &p->target_times));
+  RC_TRY(rc_check_ndim(ctx, &p->target_times, "target_times", 2));
   p->B = p->target_times.shape[0];
   p->T = p->target_times.shape[1];
   p->time_dtype = p->target_times.dtype;
@@ -132,29 +122,29 @@ static robocache_status build_problem(robocache_ctx *ctx, const robocache_stream
     return rc_error(ctx, ROBOCACHE_UNSUPPORTED_DTYPE,
                     "target_times: dtype must be int64 (ns), float64 or float32 (s), got %s",
                     robocache_dtype_name((robocache_dtype)p->time_dtype));
-  TRY(check_lengths(ctx, target_lengths, "target_lengths", p->B, &p->target_lengths,
-                    &p->has_target_lengths));
+  RC_TRY(check_lengths(ctx, target_lengths, "target_lengths", p->B, &p->target_lengths,
+                       &p->has_target_lengths));
   if (p->has_target_lengths)
-    TRY(check_same_device(ctx, &p->target_times, &p->target_lengths, "target_lengths"));
+    RC_TRY(check_same_device(ctx, &p->target_times, &p->target_lengths, "target_lengths"));
   p->K = num_streams;
   p->streams = streams_out;
   p->Dout = 0;
   for (int k = 0; k < num_streams; k++) {
     char who[256];
-    TRY(build_stream(ctx, p, k, &streams[k], &streams_out[k], who, sizeof who));
+    RC_TRY(build_stream(ctx, p, k, &streams[k], &streams_out[k], who, sizeof who));
     streams_out[k].col = p->Dout;
     p->Dout += streams_out[k].D;
   }
   return ROBOCACHE_OK;
 }
 
-static robocache_status check_out(robocache_ctx *ctx, rc_align_problem *p,
-                                  robocache_tensor *out, const char *what) {
-  TRY(rc_view_from(ctx, out, what, &p->out));
-  TRY(rc_check_ndim(ctx, &p->out, what, 3));
-  TRY(rc_check_dim(ctx, &p->out, what, 0, p->B, "B"));
-  TRY(rc_check_dim(ctx, &p->out, what, 1, p->T, "T"));
-  TRY(rc_check_dim(ctx, &p->out, what, 2, p->Dout, "the total channels"));
+static robocache_status check_out(robocache_ctx *ctx, rc_align_problem *p, robocache_tensor *out,
+                                  const char *what) {
+  RC_TRY(rc_view_from(ctx, out, what, &p->out));
+  RC_TRY(rc_check_ndim(ctx, &p->out, what, 3));
+  RC_TRY(rc_check_dim(ctx, &p->out, what, 0, p->B, "B"));
+  RC_TRY(rc_check_dim(ctx, &p->out, what, 1, p->T, "T"));
+  RC_TRY(rc_check_dim(ctx, &p->out, what, 2, p->Dout, "the total channels"));
   if (!rc_dtype_is_float(p->out.dtype))
     return rc_error(ctx, ROBOCACHE_UNSUPPORTED_DTYPE,
                     "%s: dtype must be float32, float64, float16 or bfloat16, got %s", what,
@@ -167,52 +157,36 @@ static robocache_status check_valid(robocache_ctx *ctx, rc_align_problem *p,
                                     robocache_tensor *valid, int resample_shape) {
   p->has_valid = 0;
   if (!valid) return ROBOCACHE_OK;
-  TRY(rc_view_from(ctx, valid, "valid", &p->valid));
-  TRY(rc_check_ndim(ctx, &p->valid, "valid", resample_shape ? 2 : 3));
-  TRY(rc_check_dim(ctx, &p->valid, "valid", 0, p->B, "B"));
-  TRY(rc_check_dim(ctx, &p->valid, "valid", 1, p->T, "T"));
+  RC_TRY(rc_view_from(ctx, valid, "valid", &p->valid));
+  RC_TRY(rc_check_ndim(ctx, &p->valid, "valid", resample_shape ? 2 : 3));
+  RC_TRY(rc_check_dim(ctx, &p->valid, "valid", 0, p->B, "B"));
+  RC_TRY(rc_check_dim(ctx, &p->valid, "valid", 1, p->T, "T"));
   if (resample_shape) {
     p->valid.ndim = 3;
     p->valid.shape[2] = 1;
     p->valid.strides[2] = 1;
   } else {
-    TRY(rc_check_dim(ctx, &p->valid, "valid", 2, p->K, "K (number of streams)"));
+    RC_TRY(rc_check_dim(ctx, &p->valid, "valid", 2, p->K, "K (number of streams)"));
   }
   if (p->valid.dtype != ROBOCACHE_DTYPE_U8)
     return rc_error(ctx, ROBOCACHE_UNSUPPORTED_DTYPE, "valid: dtype must be uint8, got %s",
                     robocache_dtype_name((robocache_dtype)p->valid.dtype));
-  TRY(check_same_device(ctx, &p->target_times, &p->valid, "valid"));
+  RC_TRY(check_same_device(ctx, &p->target_times, &p->valid, "valid"));
   p->has_valid = 1;
   return ROBOCACHE_OK;
 }
 
 typedef robocache_status (*rc_backend_fn)(robocache_ctx *, const rc_align_problem *);
 
-static robocache_status dispatch(robocache_ctx *ctx, const rc_align_problem *p,
-                                 rc_backend_fn ref, rc_backend_fn cpu, rc_backend_fn cuda) {
-  if (p->target_times.device_type == ROBOCACHE_DEVICE_CPU) {
-    TRY(rc_align_check_data(ctx, p));
-    return rc_ctx(ctx)->force_reference ? ref(ctx, p) : cpu(ctx, p);
-  }
-#ifdef ROBOCACHE_HAVE_CUDA
-  return cuda(ctx, p);
-#else
-  (void)cuda;
-  return rc_error(ctx, ROBOCACHE_UNSUPPORTED_DEVICE,
-                  "tensors are on a CUDA device but this robocache was built without CUDA");
-#endif
+/* CUDA tensors go to the CUDA backend (src/cuda, or src/ops/cuda_stubs.c);
+ * CPU tensors are checked (rc_align_check_data), then go to the reference or
+ * the optimised backend. */
+static robocache_status dispatch(robocache_ctx *ctx, const rc_align_problem *p, rc_backend_fn ref,
+                                 rc_backend_fn cpu, rc_backend_fn cuda) {
+  if (p->target_times.device_type != ROBOCACHE_DEVICE_CPU) return cuda(ctx, p);
+  RC_TRY(rc_align_check_data(ctx, p));
+  return rc_ctx(ctx)->force_reference ? ref(ctx, p) : cpu(ctx, p);
 }
-
-#ifndef ROBOCACHE_HAVE_CUDA
-robocache_status rc_align_cuda(robocache_ctx *ctx, const rc_align_problem *p) {
-  (void)p;
-  return rc_error(ctx, ROBOCACHE_UNSUPPORTED_DEVICE, "built without CUDA");
-}
-robocache_status rc_align_backward_cuda(robocache_ctx *ctx, const rc_align_problem *p) {
-  (void)p;
-  return rc_error(ctx, ROBOCACHE_UNSUPPORTED_DEVICE, "built without CUDA");
-}
-#endif
 
 robocache_status robocache_align(robocache_ctx *ctx, const robocache_stream *streams,
                                  int32_t num_streams, const robocache_tensor *target_times,
@@ -235,8 +209,7 @@ robocache_status robocache_align(robocache_ctx *ctx, const robocache_stream *str
   return s;
 }
 
-static robocache_stream single_stream(const robocache_tensor *values,
-                                      const robocache_tensor *times,
+static robocache_stream single_stream(const robocache_tensor *values, const robocache_tensor *times,
                                       const robocache_tensor *lengths,
                                       const robocache_interp_options *options) {
   robocache_stream st = {.name = NULL, .values = values, .times = times, .lengths = lengths};
@@ -248,25 +221,23 @@ static robocache_stream single_stream(const robocache_tensor *values,
 }
 
 robocache_status robocache_resample(robocache_ctx *ctx, const robocache_tensor *values,
-                                    const robocache_tensor *times,
-                                    const robocache_tensor *lengths,
+                                    const robocache_tensor *times, const robocache_tensor *lengths,
                                     const robocache_tensor *target_times,
                                     const robocache_tensor *target_lengths,
-                                    const robocache_interp_options *options,
-                                    robocache_tensor *out, robocache_tensor *valid) {
+                                    const robocache_interp_options *options, robocache_tensor *out,
+                                    robocache_tensor *valid) {
   rc_clear_error(ctx);
   robocache_stream st = single_stream(values, times, lengths, options);
   rc_stream_view view = {0};
   rc_align_problem p = {0};
-  TRY(build_problem(ctx, &st, 1, target_times, target_lengths, &p, &view));
+  RC_TRY(build_problem(ctx, &st, 1, target_times, target_lengths, &p, &view));
   view.name = "values";
-  TRY(check_out(ctx, &p, out, "out"));
-  TRY(check_valid(ctx, &p, valid, 1));
+  RC_TRY(check_out(ctx, &p, out, "out"));
+  RC_TRY(check_valid(ctx, &p, valid, 1));
   return dispatch(ctx, &p, rc_align_ref, rc_align_cpu, rc_align_cuda);
 }
 
-robocache_status robocache_resample_backward(robocache_ctx *ctx,
-                                             const robocache_tensor *grad_out,
+robocache_status robocache_resample_backward(robocache_ctx *ctx, const robocache_tensor *grad_out,
                                              const robocache_tensor *times,
                                              const robocache_tensor *lengths,
                                              const robocache_tensor *target_times,
@@ -277,12 +248,12 @@ robocache_status robocache_resample_backward(robocache_ctx *ctx,
   robocache_stream st = single_stream(grad_values, times, lengths, options);
   rc_stream_view view = {0};
   rc_align_problem p = {0};
-  TRY(build_problem(ctx, &st, 1, target_times, target_lengths, &p, &view));
+  RC_TRY(build_problem(ctx, &st, 1, target_times, target_lengths, &p, &view));
   view.name = "grad_values";
   if (view.opt.method == ROBOCACHE_SLERP)
     return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT,
                     "resample_backward: method slerp has no gradient with respect to values");
-  TRY(check_out(ctx, &p, (robocache_tensor *)grad_out, "grad_out"));
+  RC_TRY(check_out(ctx, &p, (robocache_tensor *)grad_out, "grad_out"));
   if (p.out.dtype != view.values.dtype ||
       (p.out.dtype != ROBOCACHE_DTYPE_F32 && p.out.dtype != ROBOCACHE_DTYPE_F64))
     return rc_error(ctx, ROBOCACHE_UNSUPPORTED_DTYPE,
@@ -290,6 +261,5 @@ robocache_status robocache_resample_backward(robocache_ctx *ctx,
                     "float64, got %s and %s",
                     robocache_dtype_name((robocache_dtype)p.out.dtype),
                     robocache_dtype_name((robocache_dtype)view.values.dtype));
-  return dispatch(ctx, &p, rc_align_backward_ref, rc_align_backward_cpu,
-                  rc_align_backward_cuda);
+  return dispatch(ctx, &p, rc_align_backward_ref, rc_align_backward_cpu, rc_align_backward_cuda);
 }

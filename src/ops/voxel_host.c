@@ -3,17 +3,6 @@
 #include "ops/voxel_problem.h"
 
 #include <math.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
-int rc_voxel_threads(robocache_ctx *ctx) {
-  int t = rc_ctx(ctx)->num_threads;
-#ifdef _OPENMP
-  if (t <= 0) t = omp_get_max_threads();
-#endif
-  return t > 0 ? t : 1;
-}
 
 void rc_voxel_cloud_rows(const rc_voxel_problem *p, int64_t b, int64_t *begin, int64_t *end) {
   if (!p->has_offsets) {
@@ -58,7 +47,7 @@ robocache_status rc_voxel_cloud_keyer(robocache_ctx *ctx, const rc_voxel_problem
   float lo0 = INFINITY, lo1 = INFINITY, lo2 = INFINITY;
   float hi0 = -INFINITY, hi1 = -INFINITY, hi2 = -INFINITY;
   const int64_t blocks = (end - begin + BLOCK - 1) / BLOCK;
-  const int threads = rc_voxel_threads(ctx);
+  const int threads = rc_ctx_threads(ctx);
 #pragma omp parallel for if (end - begin >= RC_VOXEL_PAR_MIN) num_threads(threads)                 \
     schedule(static) reduction(min                                                                 \
                                : lo0, lo1, lo2) reduction(max                                      \

@@ -64,9 +64,6 @@ robocache_status rc_voxel_downsample_cuda(robocache_ctx *ctx, const rc_voxel_pro
  * a KITTI-size cloud takes on one core. */
 #define RC_VOXEL_PAR_MIN 262144
 
-/* OpenMP threads to use: the context's num_threads, 0 = all cores. */
-int rc_voxel_threads(robocache_ctx *ctx);
-
 /* Rows [*begin, *end) of cloud b. */
 void rc_voxel_cloud_rows(const rc_voxel_problem *p, int64_t b, int64_t *begin, int64_t *end);
 

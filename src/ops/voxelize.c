@@ -5,12 +5,6 @@
 #include <math.h>
 #include <string.h>
 
-#define TRY(expr)                                                                                  \
-  do {                                                                                             \
-    robocache_status rc_s_ = (expr);                                                               \
-    if (rc_s_ != ROBOCACHE_OK) return rc_s_;                                                       \
-  } while (0)
-
 #define RC_VOXEL_MAX_GRID 4611686018427387904.0 /* 2^62 voxels */
 
 static const char *axis_name(int a) { return a == 0 ? "x" : a == 1 ? "y" : "z"; }
@@ -58,10 +52,10 @@ static robocache_status check_output(robocache_ctx *ctx, const rc_voxel_problem 
                                      const robocache_tensor *t, const char *what, int ndim,
                                      const int64_t *shape, int32_t dtype_a, int32_t dtype_b,
                                      rc_view *v) {
-  TRY(rc_view_from(ctx, t, what, v));
-  TRY(rc_check_ndim(ctx, v, what, ndim));
+  RC_TRY(rc_view_from(ctx, t, what, v));
+  RC_TRY(rc_check_ndim(ctx, v, what, ndim));
   for (int i = 0; i < ndim; i++)
-    if (shape[i] >= 0) TRY(rc_check_dim(ctx, v, what, i, shape[i], "expected"));
+    if (shape[i] >= 0) RC_TRY(rc_check_dim(ctx, v, what, i, shape[i], "expected"));
   if (v->dtype != dtype_a && v->dtype != dtype_b) {
     if (dtype_b < 0)
       return rc_error(ctx, ROBOCACHE_UNSUPPORTED_DTYPE, "%s: dtype must be %s, got %s", what,
@@ -106,8 +100,8 @@ static robocache_status build_problem(robocache_ctx *ctx, rc_voxel_op op,
                                       const float range[6], rc_voxel_problem *p) {
   memset(p, 0, sizeof *p);
   p->op = op;
-  TRY(rc_view_from(ctx, points, "points", &p->points));
-  TRY(rc_check_ndim(ctx, &p->points, "points", 2));
+  RC_TRY(rc_view_from(ctx, points, "points", &p->points));
+  RC_TRY(rc_check_ndim(ctx, &p->points, "points", 2));
   if (p->points.dtype != ROBOCACHE_DTYPE_F32)
     return rc_error(ctx, ROBOCACHE_UNSUPPORTED_DTYPE, "points: dtype must be float32, got %s",
                     robocache_dtype_name((robocache_dtype)p->points.dtype));
@@ -121,8 +115,8 @@ static robocache_status build_problem(robocache_ctx *ctx, rc_voxel_op op,
                     "points: at most 2^31-1 points per call, got N = %lld", (long long)p->N);
   p->B = 1;
   if (offsets) {
-    TRY(rc_view_from(ctx, offsets, "offsets", &p->offsets));
-    TRY(rc_check_ndim(ctx, &p->offsets, "offsets", 1));
+    RC_TRY(rc_view_from(ctx, offsets, "offsets", &p->offsets));
+    RC_TRY(rc_check_ndim(ctx, &p->offsets, "offsets", 1));
     if (p->offsets.dtype != ROBOCACHE_DTYPE_I64)
       return rc_error(ctx, ROBOCACHE_UNSUPPORTED_DTYPE, "offsets: dtype must be int64, got %s",
                       robocache_dtype_name((robocache_dtype)p->offsets.dtype));
@@ -137,12 +131,12 @@ static robocache_status build_problem(robocache_ctx *ctx, rc_voxel_op op,
                       (int)p->points.device_type, (int)p->points.device_id);
     p->B = p->offsets.shape[0] - 1;
     p->has_offsets = 1;
-    if (p->points.device_type == ROBOCACHE_DEVICE_CPU) TRY(check_offsets_data(ctx, p));
+    if (p->points.device_type == ROBOCACHE_DEVICE_CPU) RC_TRY(check_offsets_data(ctx, p));
   }
   if (!voxel_size) return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT, "voxel_size must not be NULL");
   memcpy(p->voxel_size, voxel_size, sizeof p->voxel_size);
   if (range) {
-    TRY(robocache_voxel_grid_size(ctx, voxel_size, range, p->keyer.grid));
+    RC_TRY(robocache_voxel_grid_size(ctx, voxel_size, range, p->keyer.grid));
     for (int a = 0; a < 3; a++) {
       p->keyer.lo[a] = range[a];
       p->keyer.size[a] = voxel_size[a];
@@ -163,37 +157,18 @@ static robocache_status build_problem(robocache_ctx *ctx, rc_voxel_op op,
 
 typedef robocache_status (*rc_voxel_fn)(robocache_ctx *, const rc_voxel_problem *);
 
+/* Zeroes *stats (or a local record when NULL); CUDA tensors go to the CUDA
+ * backend (src/cuda, or src/ops/cuda_stubs.c), CPU tensors to the reference
+ * or the optimised backend. */
 static robocache_status dispatch(robocache_ctx *ctx, rc_voxel_problem *p,
                                  robocache_voxel_stats *stats, rc_voxel_fn ref, rc_voxel_fn cpu,
                                  rc_voxel_fn cuda) {
   robocache_voxel_stats local;
   p->stats = stats ? stats : &local;
   memset(p->stats, 0, sizeof *p->stats);
-  if (p->points.device_type == ROBOCACHE_DEVICE_CPU)
-    return rc_ctx(ctx)->force_reference ? ref(ctx, p) : cpu(ctx, p);
-#ifdef ROBOCACHE_HAVE_CUDA
-  return cuda(ctx, p);
-#else
-  (void)cuda;
-  return rc_error(ctx, ROBOCACHE_UNSUPPORTED_DEVICE,
-                  "tensors are on a CUDA device but this robocache was built without CUDA");
-#endif
+  if (p->points.device_type != ROBOCACHE_DEVICE_CPU) return cuda(ctx, p);
+  return rc_ctx(ctx)->force_reference ? ref(ctx, p) : cpu(ctx, p);
 }
-
-#ifndef ROBOCACHE_HAVE_CUDA
-robocache_status rc_voxelize_dense_cuda(robocache_ctx *ctx, const rc_voxel_problem *p) {
-  (void)p;
-  return rc_error(ctx, ROBOCACHE_UNSUPPORTED_DEVICE, "built without CUDA");
-}
-robocache_status rc_voxelize_hard_cuda(robocache_ctx *ctx, const rc_voxel_problem *p) {
-  (void)p;
-  return rc_error(ctx, ROBOCACHE_UNSUPPORTED_DEVICE, "built without CUDA");
-}
-robocache_status rc_voxel_downsample_cuda(robocache_ctx *ctx, const rc_voxel_problem *p) {
-  (void)p;
-  return rc_error(ctx, ROBOCACHE_UNSUPPORTED_DEVICE, "built without CUDA");
-}
-#endif
 
 robocache_status robocache_voxelize(robocache_ctx *ctx, const robocache_tensor *points,
                                     const robocache_tensor *offsets, const float voxel_size[3],
@@ -203,7 +178,7 @@ robocache_status robocache_voxelize(robocache_ctx *ctx, const robocache_tensor *
   rc_voxel_problem p;
   if (!point_cloud_range)
     return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT, "point_cloud_range must not be NULL");
-  TRY(build_problem(ctx, RC_VOXEL_OP_DENSE, points, offsets, voxel_size, point_cloud_range, &p));
+  RC_TRY(build_problem(ctx, RC_VOXEL_OP_DENSE, points, offsets, voxel_size, point_cloud_range, &p));
   if (mode < ROBOCACHE_VOXEL_COUNT || mode > ROBOCACHE_VOXEL_MAX)
     return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT, "voxelize: unknown mode %d", (int)mode);
   p.mode = mode;
@@ -218,7 +193,7 @@ robocache_status robocache_voxelize(robocache_ctx *ctx, const robocache_tensor *
     p.F = p.C == 3 ? 3 : p.C - 3;
   }
   const int64_t shape[5] = {p.B, p.F, p.keyer.grid[2], p.keyer.grid[1], p.keyer.grid[0]};
-  TRY(check_output(ctx, &p, out, "out [B,F,Z,Y,X]", 5, shape, dt_a, dt_b, &p.out));
+  RC_TRY(check_output(ctx, &p, out, "out [B,F,Z,Y,X]", 5, shape, dt_a, dt_b, &p.out));
   return dispatch(ctx, &p, stats, rc_voxelize_dense_ref, rc_voxelize_dense_cpu,
                   rc_voxelize_dense_cuda);
 }
@@ -234,7 +209,7 @@ robocache_status robocache_voxelize_hard(robocache_ctx *ctx, const robocache_ten
   rc_voxel_problem p;
   if (!point_cloud_range)
     return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT, "point_cloud_range must not be NULL");
-  TRY(build_problem(ctx, RC_VOXEL_OP_HARD, points, offsets, voxel_size, point_cloud_range, &p));
+  RC_TRY(build_problem(ctx, RC_VOXEL_OP_HARD, points, offsets, voxel_size, point_cloud_range, &p));
   if (max_points_per_voxel < 1 || max_voxels < 1)
     return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT,
                     "voxelize_hard: max_points_per_voxel (%d) and max_voxels (%d) must be >= 1",
@@ -244,14 +219,14 @@ robocache_status robocache_voxelize_hard(robocache_ctx *ctx, const robocache_ten
   const int64_t BM = p.B * p.max_voxels;
   const int64_t vshape[3] = {BM, p.max_points, p.C}, cshape[2] = {BM, 4}, nshape[1] = {BM},
                 bshape[1] = {p.B};
-  TRY(check_output(ctx, &p, voxels, "voxels [B*M,P,C]", 3, vshape, ROBOCACHE_DTYPE_F32, -1,
-                   &p.voxels));
-  TRY(check_output(ctx, &p, coords, "coords [B*M,4]", 2, cshape, ROBOCACHE_DTYPE_I32, -1,
-                   &p.coords));
-  TRY(check_output(ctx, &p, num_points, "num_points [B*M]", 1, nshape, ROBOCACHE_DTYPE_I32, -1,
-                   &p.num_points));
-  TRY(check_output(ctx, &p, num_voxels, "num_voxels [B]", 1, bshape, ROBOCACHE_DTYPE_I32, -1,
-                   &p.num_voxels));
+  RC_TRY(check_output(ctx, &p, voxels, "voxels [B*M,P,C]", 3, vshape, ROBOCACHE_DTYPE_F32, -1,
+                      &p.voxels));
+  RC_TRY(check_output(ctx, &p, coords, "coords [B*M,4]", 2, cshape, ROBOCACHE_DTYPE_I32, -1,
+                      &p.coords));
+  RC_TRY(check_output(ctx, &p, num_points, "num_points [B*M]", 1, nshape, ROBOCACHE_DTYPE_I32, -1,
+                      &p.num_points));
+  RC_TRY(check_output(ctx, &p, num_voxels, "num_voxels [B]", 1, bshape, ROBOCACHE_DTYPE_I32, -1,
+                      &p.num_voxels));
   return dispatch(ctx, &p, stats, rc_voxelize_hard_ref, rc_voxelize_hard_cpu,
                   rc_voxelize_hard_cuda);
 }
@@ -264,13 +239,13 @@ robocache_status robocache_voxel_downsample(robocache_ctx *ctx, const robocache_
                                             robocache_voxel_stats *stats) {
   rc_clear_error(ctx);
   rc_voxel_problem p;
-  TRY(build_problem(ctx, RC_VOXEL_OP_DOWNSAMPLE, points, offsets, voxel_size, point_cloud_range,
-                    &p));
+  RC_TRY(build_problem(ctx, RC_VOXEL_OP_DOWNSAMPLE, points, offsets, voxel_size, point_cloud_range,
+                       &p));
   const int64_t oshape[2] = {-1, p.C}, fshape[1] = {p.B + 1};
-  TRY(check_output(ctx, &p, out, "out [capacity,C]", 2, oshape, ROBOCACHE_DTYPE_F32, -1,
-                   &p.out_points));
-  TRY(check_output(ctx, &p, out_offsets, "out_offsets [B+1]", 1, fshape, ROBOCACHE_DTYPE_I64, -1,
-                   &p.out_offsets));
+  RC_TRY(check_output(ctx, &p, out, "out [capacity,C]", 2, oshape, ROBOCACHE_DTYPE_F32, -1,
+                      &p.out_points));
+  RC_TRY(check_output(ctx, &p, out_offsets, "out_offsets [B+1]", 1, fshape, ROBOCACHE_DTYPE_I64, -1,
+                      &p.out_offsets));
   return dispatch(ctx, &p, stats, rc_voxel_downsample_ref, rc_voxel_downsample_cpu,
                   rc_voxel_downsample_cuda);
 }
