@@ -10,8 +10,11 @@
  * have equal sizes N/B. Inputs and outputs are rotated over R copies that span
  * more than 3x a 50 MB L2. Each robocache call (which ends with its one
  * stream synchronisation, for the stats) is timed with CUDA events after 20
- * warm-up calls; prints one JSON object: median / p10 / p90 in microseconds
- * over 200 calls, and the stats of the last call. */
+ * warm-up calls (median / p10 / p90 in microseconds over 200 calls); then
+ * R calls are captured into a CUDA graph on a stream of the context (robocache
+ * runs unchecked there: no read-back, no synchronisation) and each of 30
+ * replays is timed, per call = replay / R (graph_median_us ...). Prints one
+ * JSON object, with the stats of the last eager call. */
 #include "robocache.h"
 
 #include <cuda_runtime_api.h>
@@ -21,6 +24,7 @@
 
 #define WARMUP 20
 #define CALLS 200
+#define REPLAYS 30
 #define ROTATE_BYTES (150u << 20)
 
 #define CHECK(call)                                                                                \
@@ -37,16 +41,15 @@ typedef struct tens {
   int64_t shape[ROBOCACHE_MAX_DIMS];
 } tens;
 
-static tens make(void *data, robocache_dtype dtype, int ndim, const int64_t *shape) {
-  tens x;
-  memset(&x, 0, sizeof x);
-  memcpy(x.shape, shape, (size_t)ndim * sizeof *shape);
-  x.t.data = data;
-  x.t.device_type = ROBOCACHE_DEVICE_CUDA;
-  x.t.dtype = dtype;
-  x.t.ndim = ndim;
-  x.t.shape = x.shape;
-  return x;
+/* Fills *x (shape copied into it; the tensor points at x->shape). */
+static void make(tens *x, void *data, robocache_dtype dtype, int ndim, const int64_t *shape) {
+  memset(x, 0, sizeof *x);
+  memcpy(x->shape, shape, (size_t)ndim * sizeof *shape);
+  x->t.data = data;
+  x->t.device_type = ROBOCACHE_DEVICE_CUDA;
+  x->t.dtype = dtype;
+  x->t.ndim = ndim;
+  x->t.shape = x->shape;
 }
 
 static void *dev_alloc(size_t bytes) {
@@ -77,20 +80,23 @@ typedef struct job {
 static robocache_status call(robocache_ctx *ctx, const job *j, int r,
                              robocache_voxel_stats *stats) {
   const int64_t ps[2] = {j->N, j->C}, os[1] = {j->B + 1};
-  tens pts = make(j->pts[r], ROBOCACHE_DTYPE_F32, 2, ps);
-  tens off = make(j->offsets, ROBOCACHE_DTYPE_I64, 1, os);
+  tens pts, off;
+  make(&pts, j->pts[r], ROBOCACHE_DTYPE_F32, 2, ps);
+  make(&off, j->offsets, ROBOCACHE_DTYPE_I64, 1, os);
   if (!j->hard) {
     const int64_t F = j->mode <= ROBOCACHE_VOXEL_OCCUPANCY ? 1 : (j->C == 3 ? 3 : j->C - 3);
     const int64_t s[5] = {j->B, F, j->grid[2], j->grid[1], j->grid[0]};
-    tens out = make(j->out[r], j->dtype, 5, s);
+    tens out;
+    make(&out, j->out[r], j->dtype, 5, s);
     return robocache_voxelize(ctx, &pts.t, &off.t, j->size, j->range, j->mode, &out.t, stats);
   }
   const int64_t BM = j->B * j->M, vs[3] = {BM, j->P, j->C}, cs[2] = {BM, 4}, ns[1] = {BM},
                 bs[1] = {j->B};
-  tens v = make(j->out[r], ROBOCACHE_DTYPE_F32, 3, vs);
-  tens c = make(j->coords[r], ROBOCACHE_DTYPE_I32, 2, cs);
-  tens np = make(j->npts[r], ROBOCACHE_DTYPE_I32, 1, ns);
-  tens nv = make(j->nvox[r], ROBOCACHE_DTYPE_I32, 1, bs);
+  tens v, c, np, nv;
+  make(&v, j->out[r], ROBOCACHE_DTYPE_F32, 3, vs);
+  make(&c, j->coords[r], ROBOCACHE_DTYPE_I32, 2, cs);
+  make(&np, j->npts[r], ROBOCACHE_DTYPE_I32, 1, ns);
+  make(&nv, j->nvox[r], ROBOCACHE_DTYPE_I32, 1, bs);
   return robocache_voxelize_hard(ctx, &pts.t, &off.t, j->size, j->range, j->P, j->M, &v.t, &c.t,
                                  &np.t, &nv.t, stats);
 }
@@ -191,7 +197,39 @@ int main(int argc, char **argv) {
     if (it >= WARMUP) CHECK(cudaEventElapsedTime(&times[it - WARMUP], e0, e1));
   }
   qsort(times, CALLS, sizeof *times, cmp_float);
-  printf("{\"median_us\": %.3f, \"p10_us\": %.3f, \"p90_us\": %.3f, \"calls\": %d, "
+
+  /* graph mode: R calls (one per rotation set) captured on a stream of the
+   * context; robocache runs unchecked there (no read-back, no sync). */
+  cudaStream_t st;
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  robocache_ctx_set_cuda_stream(ctx, st);
+  if (call(ctx, &j, 0, &stats) != ROBOCACHE_OK) return 1;
+  CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+  for (int r = 0; r < R; r++)
+    if (call(ctx, &j, r, NULL) != ROBOCACHE_OK) {
+      fprintf(stderr, "capture: %s\n", robocache_ctx_error_message(ctx));
+      return 1;
+    }
+  CHECK(cudaStreamEndCapture(st, &graph));
+  CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  float gtimes[REPLAYS];
+  for (int it = 0; it < 3 + REPLAYS; it++) {
+    CHECK(cudaEventRecord(e0, st));
+    CHECK(cudaGraphLaunch(exec, st));
+    CHECK(cudaEventRecord(e1, st));
+    CHECK(cudaEventSynchronize(e1));
+    if (it >= 3) CHECK(cudaEventElapsedTime(&gtimes[it - 3], e0, e1));
+    if (it >= 3) gtimes[it - 3] /= (float)R;
+  }
+  qsort(gtimes, REPLAYS, sizeof *gtimes, cmp_float);
+
+  printf("{\"graph_median_us\": %.3f, \"graph_p10_us\": %.3f, \"graph_p90_us\": %.3f, "
+         "\"graph_replays\": %d, ",
+         1e3 * pct(gtimes, REPLAYS, 0.5), 1e3 * pct(gtimes, REPLAYS, 0.1),
+         1e3 * pct(gtimes, REPLAYS, 0.9), REPLAYS);
+  printf("\"median_us\": %.3f, \"p10_us\": %.3f, \"p90_us\": %.3f, \"calls\": %d, "
          "\"rotation_sets\": %d, \"points_in_range\": %lld, \"voxels_nonempty\": %lld, "
          "\"voxels_dropped_max_voxels\": %lld, \"points_dropped_max_points\": %lld}\n",
          1e3 * pct(times, CALLS, 0.5), 1e3 * pct(times, CALLS, 0.1), 1e3 * pct(times, CALLS, 0.9),
@@ -201,6 +239,7 @@ int main(int argc, char **argv) {
     cudaFree(j.pts[r]), cudaFree(j.out[r]);
     if (j.hard) cudaFree(j.coords[r]), cudaFree(j.npts[r]), cudaFree(j.nvox[r]);
   }
+  cudaGraphExecDestroy(exec), cudaGraphDestroy(graph), cudaStreamDestroy(st);
   cudaFree(j.offsets);
   free(j.pts), free(j.out), free(j.coords), free(j.npts), free(j.nvox), free(host), free(off);
   robocache_ctx_free(ctx);

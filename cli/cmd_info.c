@@ -7,6 +7,7 @@
 #include "voxel_cli.h"
 #ifdef ROBOCACHE_HAVE_HDF5
 #include "hdf5_io.h"
+#include "voxel_io.h"
 #endif
 
 #include <getopt.h>
@@ -23,6 +24,8 @@ static const char rc_info_help[] =
     "the 3 largest gaps with their rows and times, and non-increasing steps.\n"
     "A point cloud (.bin, .pcd, .ply) gets its format, points, column ranges and\n"
     "the in-range points and non-empty voxels of each voxelize preset.\n"
+    "An HDF5 file written by 'robocache voxelize' gets its mode, sources,\n"
+    "voxel_size, point_cloud_range, arrays (shape, dtype) and point/voxel counts.\n"
     "Rows are counted from 0 over the data rows; 'line' is the line in the file.\n"
     "\n"
     "  -f, --format F          euroc|tum|timestamps|csv (default auto-detected)\n"
@@ -87,6 +90,10 @@ static int info_text(const char *path, rc_io_read_spec spec) {
 
 static int info_hdf5(const char *path) {
 #ifdef ROBOCACHE_HAVE_HDF5
+  char *layout = rc_io_read_hdf5_layout(path);
+  const int voxels = layout && strcmp(layout, RC_IO_VOXEL_LAYOUT) == 0;
+  free(layout);
+  if (voxels) return rc_cli_voxel_file_info(path);
   rc_io_h5_summary sum;
   rc_io_err err = {0};
   robocache_status s = rc_io_read_hdf5_summary(path, &sum, &err);

@@ -61,4 +61,9 @@ void rc_cli_voxel_job_free(rc_cli_voxel_job *job);
  * ranges, and in-range points / non-empty voxels for each preset. */
 int rc_cli_pointcloud_info(const char *path);
 
+/* `robocache info` of a robocache-voxels/1 HDF5 file (HDF5 builds): mode,
+ * preset, sources, columns, voxel_size, point_cloud_range, each array's shape
+ * and dtype, and the robocache_voxel_stats counters. */
+int rc_cli_voxel_file_info(const char *path);
+
 #endif

@@ -1,11 +1,14 @@
-"""robocache: resample and align multi-rate robot sensor streams, on CPU and
-CUDA, zero-copy through DLPack (PyTorch, NumPy, CuPy, JAX).
+"""robocache: resample and align multi-rate robot sensor streams and voxelize
+point clouds, on CPU and CUDA, zero-copy through DLPack (PyTorch, NumPy, CuPy, JAX).
 
     import robocache
     out = robocache.resample(values, times, target_times, method="linear")
     out, valid = robocache.align([robocache.Stream(imu, t_imu, name="imu"),
                                   robocache.Stream(quat, t_gt, method="slerp")],
                                  target_times)
+    grid = robocache.voxelize(points, voxel_size, point_cloud_range, mode="count")
+    voxels, coords, num_points, num_voxels = robocache.voxelize_hard(
+        points, **robocache.voxel_preset("pointpillars-kitti"))
 
 int64 times are nanoseconds, float times seconds. See docs/python.md.
 """
@@ -20,9 +23,12 @@ if _C.version() != __version__:
         "it (pip install .)")
 
 from ._api import Stream, align, resample, uniform_grid  # noqa: E402
+from ._voxel_api import (voxel_downsample, voxel_preset, voxel_preset_names,  # noqa: E402
+                         voxelize, voxelize_hard)
 
 RobocacheError = _C.RobocacheError
 has_cuda = _C.has_cuda
 
 __all__ = ["RobocacheError", "Stream", "__version__", "align", "has_cuda", "resample",
-           "uniform_grid"]
+           "uniform_grid", "voxel_downsample", "voxel_preset", "voxel_preset_names", "voxelize",
+           "voxelize_hard"]

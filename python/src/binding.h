@@ -57,6 +57,8 @@ PyObject *rcpy_raise_status(robocache_status s, const char *who);
 int rcpy_method(PyObject *s, const char *what, int32_t *out);
 int rcpy_extrapolate(PyObject *s, const char *what, int32_t *out);
 int rcpy_quat_order(PyObject *s, const char *what, int32_t *out);
+/* robocache_voxel_mode from "count", "occupancy", "sum", "mean", "max". */
+int rcpy_voxel_mode(PyObject *s, const char *what, int32_t *out);
 /* Float dtype from a name ("float32", "torch.bfloat16", ...) or None (keep
  * *out); -1 with TypeError. */
 int rcpy_float_dtype(PyObject *s, const char *what, int32_t *out);
@@ -98,6 +100,7 @@ int rcpy_cuda_stream(PyObject *stream, const rcpy_tensor *ref);
 extern PyMethodDef rcpy_core_methods[];
 extern PyMethodDef rcpy_align_methods[];
 extern PyMethodDef rcpy_grid_methods[];
+extern PyMethodDef rcpy_voxelize_methods[];
 extern PyMethodDef rcpy_bench_methods[];
 
 #endif

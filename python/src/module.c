@@ -21,7 +21,7 @@ PyMethodDef rcpy_core_methods[] = {
     {NULL, NULL, 0, NULL}};
 
 static PyMethodDef *const k_tables[] = {rcpy_core_methods, rcpy_align_methods, rcpy_grid_methods,
-                                        rcpy_bench_methods};
+                                        rcpy_voxelize_methods, rcpy_bench_methods};
 
 static struct PyModuleDef k_module = {
     PyModuleDef_HEAD_INIT, .m_name = "robocache._C",

@@ -25,6 +25,10 @@ static const name_code k_float_dtypes[] = {{"float32", ROBOCACHE_DTYPE_F32},
                                            {"float16", ROBOCACHE_DTYPE_F16},
                                            {"bfloat16", ROBOCACHE_DTYPE_BF16},
                                            {NULL, 0}};
+static const name_code k_voxel_modes[] = {
+    {"count", ROBOCACHE_VOXEL_COUNT}, {"occupancy", ROBOCACHE_VOXEL_OCCUPANCY},
+    {"sum", ROBOCACHE_VOXEL_SUM},     {"mean", ROBOCACHE_VOXEL_MEAN},
+    {"max", ROBOCACHE_VOXEL_MAX},     {NULL, 0}};
 
 /* Looks s up in table; -1 with `err` (ValueError/TypeError) listing the
  * accepted names. */
@@ -58,6 +62,9 @@ int rcpy_extrapolate(PyObject *s, const char *what, int32_t *out) {
 }
 int rcpy_quat_order(PyObject *s, const char *what, int32_t *out) {
   return lookup(s, what, k_quat_orders, PyExc_ValueError, "", out);
+}
+int rcpy_voxel_mode(PyObject *s, const char *what, int32_t *out) {
+  return lookup(s, what, k_voxel_modes, PyExc_ValueError, "", out);
 }
 int rcpy_float_dtype(PyObject *s, const char *what, int32_t *out) {
   if (s == Py_None) return 0;

@@ -296,10 +296,11 @@ robocache_status rc_launch_time(robocache_ctx *ctx, const rc_align_args &args, i
   return rc_cuda_launched(ctx, "align kernel launch");
 }
 
-/* log2 of the targets per warp: enough warps to fill the device
- * (RC_WARPS_PER_SM per multiprocessor) when there are few targets, up to 32
- * per warp when there are many; never fewer than fill a warp's lanes. */
-#define RC_WARPS_PER_SM 96
+/* log2 of the targets per warp: as many as keep RC_WARPS_PER_SM warps per
+ * multiprocessor busy (more targets per warp amortise the search; measured
+ * on an H100, docs/cuda.md), up to 32; never fewer than fill a warp's lanes
+ * in the channel phase. */
+#define RC_WARPS_PER_SM 16
 int rc_log_targets(int64_t targets, int sms, int log_group) {
   int l = 5 - log_group;
   while (l < 5 && targets >> (l + 1) >= (int64_t)sms * RC_WARPS_PER_SM) l++;

@@ -100,16 +100,18 @@ rc_target_time(const rc_target_desc &a, int64_t b, int64_t t) {
 }
 
 /* i0 = largest i in [0,n) with time(i) <= x, or -1 (as rc_search_i64 /
- * rc_search_f64), found by one thread: the two edges, then the four samples
+ * rc_search_f64), found by one thread: the two edges (first = time(0), last
+ * = time(n-1), loaded by the caller together with x), then the four samples
  * around the index that a uniform rate predicts (sensor streams are close to
  * uniform, so this usually ends the search; the four share a sector), then
  * bisection of what is left. The invariant time(lo) <= x < time(hi) (virtual
  * ends -1, n) holds whatever the data, so indices stay in [-1, n). */
 template <class Row>
-__device__ __forceinline__ int64_t rc_search(const Row &row, int64_t n, typename Row::time_t x) {
+__device__ __forceinline__ int64_t rc_search(const Row &row, int64_t n, typename Row::time_t x,
+                                             typename Row::time_t first,
+                                             typename Row::time_t last) {
   int64_t lo = -1, hi = n;
   if (n > 4) {
-    typename Row::time_t first = row.at(0), last = row.at(n - 1);
     if (!(first <= x)) return -1;
     if (last <= x) return n - 1;
     lo = 0;
@@ -166,14 +168,17 @@ template <int TIME_DTYPE>
 __device__ __forceinline__ rc_target rc_decide_target(const rc_target_desc &a,
                                                       const rc_stream_desc &s, int k, int64_t b,
                                                       int64_t t) {
-  if (t >= rc_target_count(a, b)) return rc_target_padded();
-  rc_target poison = rc_target_none(RC_TGT_POISON, 0, RC_TERR_NONE);
-  int64_t n = rc_row_length(s, b);
+  /* every load that needs only (b, t) first, so that they are in flight
+   * together (the row's edges are in bounds even for a bad length) */
   typedef rc_row_times<TIME_DTYPE> Row;
+  int64_t nt = rc_target_count(a, b), n = rc_row_length(s, b);
   typename Row::time_t x = rc_target_time<TIME_DTYPE>(a, b, t);
-  if (n == 0 || !Row::finite(x)) return poison;
   Row row(s, b);
-  rc_bracket br = row.bracket(&s.opt, n, x, rc_search(row, n, x));
+  typename Row::time_t first = row.at(0), last = row.at(n > 0 ? n - 1 : 0);
+  if (t >= nt) return rc_target_padded();
+  rc_target poison = rc_target_none(RC_TGT_POISON, 0, RC_TERR_NONE);
+  if (n == 0 || !Row::finite(x)) return poison;
+  rc_bracket br = row.bracket(&s.opt, n, x, rc_search(row, n, x, first, last));
   rc_target r = rc_target_decide(&s.opt, br);
   /* inside, the search guarantees t[i0] < x < t[i0+1]; an extrapolation pair
    * must be increasing too */

@@ -156,7 +156,8 @@ __device__ __forceinline__ int rc_voxel_n_valid(const rc_voxel_pipeline &pl) {
 }
 
 /* Sums x into a block-wide total added once to *dst (all threads of the
- * block must call it). */
+ * block must call it). The last barrier keeps every read of `total` before
+ * the next call's reset. */
 __device__ __forceinline__ void rc_voxel_block_add(unsigned long long *dst, unsigned int x) {
   __shared__ unsigned int total;
   if (threadIdx.x == 0) total = 0;
@@ -165,6 +166,7 @@ __device__ __forceinline__ void rc_voxel_block_add(unsigned long long *dst, unsi
   if ((threadIdx.x & 31) == 0 && x) atomicAdd(&total, x);
   __syncthreads();
   if (threadIdx.x == 0 && total) atomicAdd(dst, (unsigned long long)total);
+  __syncthreads();
 }
 
 #endif

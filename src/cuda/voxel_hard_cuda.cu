@@ -1,8 +1,9 @@
 /* CUDA hard voxelization (mmcv deterministic semantics, DESIGN §1.3): the
  * sort / segment / rank pipeline of voxel_cuda.cuh numbers each cloud's
- * voxels in order of their first point; one thread per voxel then copies its
- * first P points (input order) into its row. Bitwise identical to the CPU
- * backend. One stream synchronisation at the end (stats, offsets check). */
+ * voxels in order of their first point; then one kernel: thread t copies the
+ * first P points (input order) of voxel t into its row and writes output row
+ * t when it is padding. Bitwise identical to the CPU backend. One stream synchronisation at the end
+ * (stats, offsets check). */
 #include "cuda/voxel_cuda.cuh"
 
 namespace {
@@ -13,14 +14,17 @@ struct hard_out {
   int64_t P, M, C;
 };
 
-/* One thread per segment (voxel): its row, coords, num_points and points. */
-__global__ void hard_voxels_kernel(rc_voxel_pipeline pl, hard_out o) {
-  const int s = blockIdx.x * blockDim.x + threadIdx.x;
+/* Thread t: segment (voxel) t, when there is one: its row (coords,
+ * num_points, its first P points in input order; voxels were zeroed before);
+ * and output row t, when it is a padding row: coords -1, num_points 0; row
+ * b*M writes num_voxels[b]. */
+__global__ void hard_kernel(rc_voxel_pipeline pl, hard_out o) {
+  const int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   const int nseg = pl.counters->num_segments;
   unsigned int dropped_points = 0, dropped_voxels = 0, dropped_voxel_points = 0;
-  if (s < nseg) {
+  if (t < nseg) {
     int begin, end;
-    rc_voxel_segment(pl, s, nseg, rc_voxel_n_valid(pl), &begin, &end);
+    rc_voxel_segment(pl, (int)t, nseg, rc_voxel_n_valid(pl), &begin, &end);
     const int i0 = pl.idx_out[begin], b = pl.cloud[i0];
     const int64_t v = pl.rank[i0] - pl.rank[pl.off[b]], len = end - begin;
     if (v >= o.M) {
@@ -44,23 +48,19 @@ __global__ void hard_voxels_kernel(rc_voxel_pipeline pl, hard_out o) {
       }
     }
   }
+  if (t < pl.src.B * o.M) {
+    const int64_t b = t / o.M, v = t % o.M;
+    const int64_t total = pl.rank[pl.off[b + 1]] - pl.rank[pl.off[b]];
+    const int64_t kept = total < 0 ? 0 : total < o.M ? total : o.M;
+    if (v == 0) o.num_voxels[b] = (int32_t)kept;
+    if (v >= kept) {
+      o.num_points[t] = 0;
+      for (int a = 0; a < 4; a++) o.coords[t * 4 + a] = -1;
+    }
+  }
   rc_voxel_block_add(&pl.counters->dropped_max_points, dropped_points);
   rc_voxel_block_add(&pl.counters->dropped_voxels, dropped_voxels);
   rc_voxel_block_add(&pl.counters->dropped_voxel_points, dropped_voxel_points);
-}
-
-/* One thread per output row: padding rows (coords -1, num_points 0) and
- * num_voxels. */
-__global__ void hard_pad_kernel(rc_voxel_pipeline pl, hard_out o) {
-  const int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (r >= pl.src.B * o.M) return;
-  const int64_t b = r / o.M, v = r % o.M;
-  const int64_t total = pl.rank[pl.off[b + 1]] - pl.rank[pl.off[b]];
-  const int64_t kept = total < o.M ? total : o.M;
-  if (v == 0) o.num_voxels[b] = (int32_t)kept;
-  if (v < kept) return;
-  o.num_points[r] = 0;
-  for (int a = 0; a < 4; a++) o.coords[r * 4 + a] = -1;
 }
 
 } // namespace
@@ -76,17 +76,13 @@ robocache_status rc_voxelize_hard_cuda(robocache_ctx *ctx, const rc_voxel_proble
                 p->max_points,
                 p->max_voxels,
                 p->C};
-  const int64_t rows = p->B * p->max_voxels;
+  /* one coalesced pass of zeros is faster than zeroing the free slots in the kernel */
   cudaError_t e =
       cudaMemsetAsync(o.voxels, 0, (size_t)rc_view_numel(&p->voxels) * sizeof(float), c.stream);
-  if (e != cudaSuccess) s = rc_cuda_error(ctx, e, "cudaMemsetAsync (voxels)");
-  if (s == ROBOCACHE_OK) {
-    hard_voxels_kernel<<<rc_voxel_blocks(p->N), RC_VOXEL_THREADS, 0, c.stream>>>(c.pl, o);
-    s = rc_voxel_launched(ctx, "voxelize_hard voxels kernel");
-  }
-  if (s == ROBOCACHE_OK) {
-    hard_pad_kernel<<<rc_voxel_blocks(rows), RC_VOXEL_THREADS, 0, c.stream>>>(c.pl, o);
-    s = rc_voxel_launched(ctx, "voxelize_hard padding kernel");
-  }
+  if (e != cudaSuccess)
+    return rc_voxel_cuda_end(ctx, p, &c, rc_cuda_error(ctx, e, "cudaMemsetAsync (voxels)"), 0);
+  const int64_t rows = p->B * p->max_voxels, threads = rows > p->N ? rows : p->N;
+  hard_kernel<<<rc_voxel_blocks(threads), RC_VOXEL_THREADS, 0, c.stream>>>(c.pl, o);
+  s = rc_voxel_launched(ctx, "voxelize_hard kernel");
   return rc_voxel_cuda_end(ctx, p, &c, s, 0);
 }

@@ -23,17 +23,23 @@ __host__ __device__ __forceinline__ float float_of(unsigned int u) {
   return f;
 }
 
-/* Step 1: offsets (clamped copy, checks) and the counters' initial state. */
+/* Step 1, one block: the counters' initial state, then the offsets (clamped
+ * copy, checks). */
 __global__ void prep_kernel(const int64_t *off_in, int64_t off_stride, int has_offsets, int B,
                             int N, int64_t *off, rc_voxel_counters *counters) {
-  int b = blockIdx.x * blockDim.x + threadIdx.x;
-  if (b == 0) counters->pcl_too_big = 0xffffffffu;
-  if (b > B) return;
-  int64_t v = has_offsets ? off_in[b * off_stride] : (b == 0 ? 0 : N);
-  int bad = (b == 0 && v != 0) || (b == B && v != N) ||
-            (b > 0 && has_offsets && v < off_in[(b - 1) * off_stride]);
-  if (bad) counters->bad_offsets = 1;
-  off[b] = v < 0 ? 0 : v > N ? N : v;
+  if (threadIdx.x == 0) {
+    rc_voxel_counters zero = {};
+    zero.pcl_too_big = 0xffffffffu;
+    *counters = zero;
+  }
+  __syncthreads();
+  for (int b = threadIdx.x; b <= B; b += blockDim.x) {
+    int64_t v = has_offsets ? off_in[b * off_stride] : (b == 0 ? 0 : N);
+    int bad = (b == 0 && v != 0) || (b == B && v != N) ||
+              (b > 0 && has_offsets && v < off_in[(b - 1) * off_stride]);
+    if (bad) counters->bad_offsets = 1;
+    off[b] = v < 0 ? 0 : v > N ? N : v;
+  }
 }
 
 /* PCL grid: per-cloud minimum and maximum of the finite points; block
@@ -120,20 +126,22 @@ __global__ void keys_kernel(rc_voxel_src s, K sentinel, int *cloud, K *keys, int
   rc_voxel_block_add(&counters->range, range);
 }
 
-/* Step 4: segment heads of the sorted keys. */
+/* Step 4: segment heads of the sorted keys; with first != NULL (step 5)
+ * also first[i] = 1 when point i starts its segment, else 0 (idx is a
+ * permutation of 0..N-1, so every first[i] is written), and first[N] = 0. */
 template <class K>
 __global__ void heads_kernel(const K *keys, const int *idx, const int *cloud, int N, K sentinel,
-                             unsigned char *flags) {
+                             unsigned char *flags, int *first) {
   const int j = blockIdx.x * blockDim.x + threadIdx.x;
   if (j >= N) return;
   const K k = keys[j];
-  flags[j] = k != sentinel && (j == 0 || k != keys[j - 1] || cloud[idx[j]] != cloud[idx[j - 1]]);
-}
-
-/* Step 5: flags the first point of each segment, in input order. */
-__global__ void first_kernel(rc_voxel_pipeline pl) {
-  const int s = blockIdx.x * blockDim.x + threadIdx.x;
-  if (s < pl.counters->num_segments) pl.first[pl.idx_out[pl.seg_start[s]]] = 1;
+  const int head =
+      k != sentinel && (j == 0 || k != keys[j - 1] || cloud[idx[j]] != cloud[idx[j - 1]]);
+  flags[j] = (unsigned char)head;
+  if (first) {
+    first[idx[j]] = head;
+    if (j == 0) first[N] = 0;
+  }
 }
 
 size_t align256(size_t x) { return (x + 255) & ~(size_t)255; }
@@ -169,7 +177,8 @@ template <class K> robocache_status run_pipeline(robocache_ctx *ctx, rc_voxel_ca
               cub::DeviceRadixSort::SortPairs(pl.temp, bytes, (K *)pl.keys, (K *)pl.keys_out,
                                               pl.idx, pl.idx_out, N, 0, pl.key_bits, c->stream));
   heads_kernel<K><<<rc_voxel_blocks(N), RC_VOXEL_THREADS, 0, c->stream>>>(
-      (const K *)pl.keys_out, pl.idx_out, pl.cloud, N, sentinel, pl.flags);
+      (const K *)pl.keys_out, pl.idx_out, pl.cloud, N, sentinel, pl.flags,
+      pl.ranks ? pl.first : NULL);
   s = rc_voxel_launched(ctx, "voxelize segment heads kernel");
   if (s != ROBOCACHE_OK) return s;
   bytes = pl.temp_bytes;
@@ -177,10 +186,6 @@ template <class K> robocache_status run_pipeline(robocache_ctx *ctx, rc_voxel_ca
                                               pl.flags, pl.seg_start, &pl.counters->num_segments, N,
                                               c->stream));
   if (!pl.ranks) return ROBOCACHE_OK;
-  RC_CUDA_TRY(ctx, cudaMemsetAsync(pl.first, 0, (size_t)(N + 1) * sizeof(int), c->stream));
-  first_kernel<<<rc_voxel_blocks(N), RC_VOXEL_THREADS, 0, c->stream>>>(pl);
-  s = rc_voxel_launched(ctx, "voxelize first-point kernel");
-  if (s != ROBOCACHE_OK) return s;
   bytes = pl.temp_bytes;
   RC_CUDA_TRY(ctx,
               cub::DeviceScan::ExclusiveSum(pl.temp, bytes, pl.first, pl.rank, N + 1, c->stream));
@@ -286,8 +291,7 @@ robocache_status launch(robocache_ctx *ctx, const rc_voxel_problem *p, rc_voxel_
                         int level) {
   rc_voxel_pipeline &pl = c->pl;
   const int B = pl.src.B;
-  RC_CUDA_TRY(ctx, cudaMemsetAsync(pl.counters, 0, sizeof *pl.counters, c->stream));
-  prep_kernel<<<rc_voxel_blocks(B + 1), RC_VOXEL_THREADS, 0, c->stream>>>(
+  prep_kernel<<<1, RC_VOXEL_THREADS, 0, c->stream>>>(
       p->has_offsets ? (const int64_t *)p->offsets.data : NULL,
       p->has_offsets ? p->offsets.strides[0] : 0, p->has_offsets, B, pl.src.N, pl.off, pl.counters);
   robocache_status s = rc_voxel_launched(ctx, "voxelize offsets kernel");

@@ -1,5 +1,5 @@
-/* Writing a robocache HDF5 file: temporary file, quiet errors, root
- * attributes. */
+/* Writing and reading a robocache HDF5 file: temporary file, quiet errors,
+ * root attributes. */
 #define _POSIX_C_SOURCE 200809L /* gmtime_r */
 #include "h5_file_hdf5.h"
 
@@ -25,6 +25,19 @@ robocache_status rc_h5_write_file(const char *path, rc_h5_contents_fn contents, 
     return ROBOCACHE_IO_ERROR;
   }
   return rc_io_temp_commit(tmp, path, 1, err);
+}
+
+robocache_status rc_h5_read_file(const char *path, const char *kind, rc_h5_read_fn read, void *arg,
+                                 rc_io_err *err) {
+  rc_h5_quiet quiet = rc_h5_quiet_begin();
+  hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  const char *problem = file < 0 ? "not an HDF5 file, or unreadable" : read(file, arg);
+  if (file >= 0) H5Fclose(file);
+  rc_h5_quiet_end(quiet);
+  if (problem)
+    return rc_io_fail(err, ROBOCACHE_IO_ERROR, "%s: not a robocache %s output: %s", path, kind,
+                      problem);
+  return ROBOCACHE_OK;
 }
 
 herr_t rc_h5_root_attrs(hid_t file, const char *command_line, const char *layout) {

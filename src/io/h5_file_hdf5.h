@@ -1,6 +1,7 @@
-/* Writing a robocache HDF5 file (align and voxelize outputs): through a
- * temporary file (atomic_file.h) with HDF5's error printing off, and the root
- * attributes every layout has. Internal to the *_hdf5.c files. */
+/* Writing and reading a robocache HDF5 file (align and voxelize outputs):
+ * writes go through a temporary file (atomic_file.h), HDF5's error printing
+ * is off while the file is open, and the root attributes every layout has.
+ * Internal to the *_hdf5.c files. */
 #ifndef ROBOCACHE_IO_H5_FILE_H
 #define ROBOCACHE_IO_H5_FILE_H
 
@@ -18,6 +19,16 @@ typedef herr_t (*rc_h5_contents_fn)(hid_t file, const void *arg, const char **wh
  * and those of rc_io_temp_create / rc_io_temp_commit. */
 robocache_status rc_h5_write_file(const char *path, rc_h5_contents_fn contents, const void *arg,
                                   rc_io_err *err);
+
+/* Reads everything it needs of the open file into arg; returns NULL, or what
+ * is wrong ("no group /data/demo_0"). */
+typedef const char *(*rc_h5_read_fn)(hid_t file, void *arg);
+
+/* Opens path read-only, calls read(file, arg) and closes it. IO_ERROR
+ * "path: not a robocache <kind> output: <what read returned>" (or "... not an
+ * HDF5 file, or unreadable"). */
+robocache_status rc_h5_read_file(const char *path, const char *kind, rc_h5_read_fn read, void *arg,
+                                 rc_io_err *err);
 
 /* Root attributes robocache_version, command_line ("" when NULL), created
  * (UTC ISO 8601, "unknown" when the clock fails) and layout. Negative on

@@ -49,6 +49,11 @@ typedef struct rc_io_h5_output {
  * ("cannot write 'path': ..."), OUT_OF_MEMORY. */
 robocache_status rc_io_write_hdf5(const rc_io_h5_output *o, rc_io_err *err);
 
+/* The root attribute "layout" of an HDF5 file ("robocache-align/1",
+ * "robocache-voxels/1"), malloc'd; NULL when the file cannot be opened or
+ * has none. */
+char *rc_io_read_hdf5_layout(const char *path);
+
 /* What `robocache info` shows of a robocache HDF5 file. */
 typedef struct rc_io_h5_summary {
   int64_t T;

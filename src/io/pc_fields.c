@@ -123,13 +123,20 @@ void rc_pc_store(const rc_pc_field *f, const double *vals, float *row) {
   for (int k = 0; k < f->count; k++) row[f->col + k] = (float)vals[k];
 }
 
-robocache_status rc_pc_decode_binary(const char *path, const rc_pc_field *fields, int nf,
-                                     const unsigned char *const *base, const size_t *stride,
-                                     int64_t n, rc_pointcloud *pc, rc_io_err *err) {
+robocache_status rc_pc_alloc_points(const char *path, int64_t n, rc_pointcloud *pc,
+                                    rc_io_err *err) {
   pc->points = malloc((size_t)(n > 0 ? n : 1) * (size_t)pc->cols * sizeof(float));
   if (!pc->points)
     return rc_io_fail(err, ROBOCACHE_OUT_OF_MEMORY, "%s: out of memory for %lld points", path,
                       (long long)n);
+  return ROBOCACHE_OK;
+}
+
+robocache_status rc_pc_decode_binary(const char *path, const rc_pc_field *fields, int nf,
+                                     const unsigned char *const *base, const size_t *stride,
+                                     int64_t n, rc_pointcloud *pc, rc_io_err *err) {
+  robocache_status s = rc_pc_alloc_points(path, n, pc, err);
+  if (s != ROBOCACHE_OK) return s;
   double vals[RC_PC_MAX_COLS];
   for (int64_t i = 0; i < n; i++) {
     float *row = pc->points + i * pc->cols;
@@ -164,6 +171,19 @@ robocache_status rc_pc_slurp(const char *path, unsigned char **buf, size_t *len,
   robocache_status s = rc_io_read_file(path, &text, len, err);
   *buf = (unsigned char *)text;
   return s;
+}
+
+int rc_pc_header_words(const unsigned char *buf, size_t len, size_t *pos, char *text, size_t cap,
+                       char **words, int max) {
+  const unsigned char *nl = memchr(buf + *pos, '\n', len - *pos);
+  size_t n = nl ? (size_t)(nl - (buf + *pos)) : len - *pos;
+  if (n >= cap) return -1;
+  memcpy(text, buf + *pos, n);
+  text[n] = 0;
+  *pos += n + (nl ? 1 : 0);
+  int nw = 0;
+  for (char *t = strtok(text, " \t\r"); t && nw < max; t = strtok(NULL, " \t\r")) words[nw++] = t;
+  return nw;
 }
 
 int rc_pc_parse_number(const char **s, const char *end, double *x) {

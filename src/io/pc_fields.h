@@ -1,5 +1,6 @@
 /* Internal to the point-cloud readers (pointcloud.c, pcd.c, ply.c): typed
- * fields, conversion of records to float32 columns, whole-file reads. */
+ * fields, conversion of records to float32 columns, whole-file reads, text
+ * header lines. */
 #ifndef ROBOCACHE_IO_PC_FIELDS_H
 #define ROBOCACHE_IO_PC_FIELDS_H
 
@@ -30,6 +31,10 @@ double rc_pc_load(const rc_pc_field *f, const unsigned char *p);
  * vals[0..count) (for rgb: the raw 32-bit pattern in vals[0]). */
 void rc_pc_store(const rc_pc_field *f, const double *vals, float *row);
 
+/* Allocates pc->points for n points of pc->cols columns. OUT_OF_MEMORY
+ * "path: out of memory for N points". */
+robocache_status rc_pc_alloc_points(const char *path, int64_t n, rc_pointcloud *pc, rc_io_err *err);
+
 /* Decodes n binary records: field j of point i is at base[j] + i * stride[j]
  * (+ k * size for element k). Allocates pc->points. */
 robocache_status rc_pc_decode_binary(const char *path, const rc_pc_field *fields, int nf,
@@ -42,6 +47,13 @@ void rc_pc_drop_nonfinite(rc_pointcloud *pc, int64_t n);
 
 /* rc_io_read_file (read_file.h) into bytes: the whole file, a NUL appended. */
 robocache_status rc_pc_slurp(const char *path, unsigned char **buf, size_t *len, rc_io_err *err);
+
+/* Copies the header line at buf[*pos..] (up to '\n' or len) into text (cap
+ * bytes), splits it into at most max words at blanks (pointers into text),
+ * and moves *pos past the line. Returns the number of words, or -1 when the
+ * line does not fit in text. */
+int rc_pc_header_words(const unsigned char *buf, size_t len, size_t *pos, char *text, size_t cap,
+                       char **words, int max);
 
 /* Parses one whitespace-separated number at *s, advancing *s; 0 on failure. */
 int rc_pc_parse_number(const char **s, const char *end, double *x);

@@ -22,13 +22,6 @@ typedef struct pcd_header {
   size_t body; /* offset of the first byte after the DATA line */
 } pcd_header;
 
-/* Splits the rest of a header line into words; returns their number. */
-static int split(char *s, char **words, int max) {
-  int n = 0;
-  for (char *t = strtok(s, " \t\r"); t && n < max; t = strtok(NULL, " \t\r")) words[n++] = t;
-  return n;
-}
-
 static int parse_int(const char *s, int64_t *v) {
   char *e;
   long long x = strtoll(s, &e, 10);
@@ -44,18 +37,12 @@ static robocache_status parse_header(const char *path, const unsigned char *buf,
   size_t pos = 0;
   int line = 0;
   while (pos < len) {
-    const unsigned char *nl = memchr(buf + pos, '\n', len - pos);
-    size_t n = nl ? (size_t)(nl - (buf + pos)) : len - pos;
     line++;
-    char text[4096];
-    if (n >= sizeof text)
+    char text[4096], *words[MAX_FIELDS + 2];
+    int nw = rc_pc_header_words(buf, len, &pos, text, sizeof text, words, MAX_FIELDS + 2);
+    if (nw < 0)
       return rc_io_fail(err, ROBOCACHE_INVALID_ARGUMENT,
                         "%s:%d: header line too long (not a PCD file?)", path, line);
-    memcpy(text, buf + pos, n);
-    text[n] = 0;
-    pos += n + (nl ? 1 : 0);
-    char *words[MAX_FIELDS + 2];
-    int nw = split(text, words, MAX_FIELDS + 2);
     if (nw == 0 || words[0][0] == '#') continue;
     const char *key = words[0];
     int nv = nw - 1;
@@ -132,8 +119,8 @@ static robocache_status check_header(const char *path, pcd_header *h, rc_io_err 
 static robocache_status read_ascii(const char *path, const unsigned char *buf, size_t len,
                                    const pcd_header *h, rc_pointcloud *pc, rc_io_err *err) {
   const int64_t n = h->points;
-  pc->points = malloc((size_t)(n > 0 ? n : 1) * (size_t)pc->cols * sizeof(float));
-  if (!pc->points) return rc_io_fail(err, ROBOCACHE_OUT_OF_MEMORY, "%s: out of memory", path);
+  robocache_status st = rc_pc_alloc_points(path, n, pc, err);
+  if (st != ROBOCACHE_OK) return st;
   const char *s = (const char *)buf + h->body, *end = (const char *)buf + len;
   double vals[RC_PC_MAX_COLS];
   for (int64_t i = 0; i < n; i++) {

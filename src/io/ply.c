@@ -45,18 +45,11 @@ static robocache_status parse_header(const char *path, const unsigned char *buf,
   size_t pos = 0;
   int line = 0, element = 0, have_format = 0; /* element: 0 none, 1 vertex, 2 other */
   while (pos < len) {
-    const unsigned char *nl = memchr(buf + pos, '\n', len - pos);
-    size_t n = nl ? (size_t)(nl - (buf + pos)) : len - pos;
     line++;
-    char text[1024];
-    if (n >= sizeof text)
+    char text[1024], *w[4] = {0};
+    int nw = rc_pc_header_words(buf, len, &pos, text, sizeof text, w, 4);
+    if (nw < 0)
       return rc_io_fail(err, ROBOCACHE_INVALID_ARGUMENT, "%s:%d: header line too long", path, line);
-    memcpy(text, buf + pos, n);
-    text[n] = 0;
-    pos += n + (nl ? 1 : 0);
-    char *w[4] = {0};
-    int nw = 0;
-    for (char *t = strtok(text, " \t\r"); t && nw < 4; t = strtok(NULL, " \t\r")) w[nw++] = t;
     if (nw == 0 || line == 1 || strcmp(w[0], "comment") == 0 || strcmp(w[0], "obj_info") == 0)
       continue;
     if (strcmp(w[0], "format") == 0 && nw >= 2) {
@@ -116,8 +109,8 @@ static robocache_status parse_header(const char *path, const unsigned char *buf,
 static robocache_status read_ascii(const char *path, const unsigned char *buf, size_t len,
                                    const ply_header *h, rc_pointcloud *pc, rc_io_err *err) {
   const int64_t n = h->vertices;
-  pc->points = malloc((size_t)(n > 0 ? n : 1) * (size_t)pc->cols * sizeof(float));
-  if (!pc->points) return rc_io_fail(err, ROBOCACHE_OUT_OF_MEMORY, "%s: out of memory", path);
+  robocache_status st = rc_pc_alloc_points(path, n, pc, err);
+  if (st != ROBOCACHE_OK) return st;
   const char *s = (const char *)buf + h->body, *end = (const char *)buf + len;
   for (int64_t i = 0; i < n; i++) {
     while (s < end && (*s == '\n' || *s == '\r' || *s == ' ' || *s == '\t')) s++;

@@ -1,5 +1,6 @@
 /* Reads back the summary of a robocache HDF5 file for `robocache info`. */
 #include "h5_attrs_hdf5.h"
+#include "h5_file_hdf5.h"
 #include "hdf5_io.h"
 
 #include <stdio.h>
@@ -45,7 +46,8 @@ static int64_t obs_cols(hid_t demo, const char *name) {
   return rank == 2 ? (int64_t)dims[1] : -1;
 }
 
-static const char *read_demo(hid_t file, rc_io_h5_summary *s) {
+static const char *read_demo(hid_t file, void *arg) {
+  rc_io_h5_summary *s = arg;
   s->version = rc_h5_attr_read_string(file, "robocache_version");
   if (H5Lexists(file, "data", H5P_DEFAULT) <= 0 || H5Lexists(file, "data/demo_0", H5P_DEFAULT) <= 0)
     return "no group /data/demo_0";
@@ -85,15 +87,18 @@ static const char *read_demo(hid_t file, rc_io_h5_summary *s) {
 
 robocache_status rc_io_read_hdf5_summary(const char *path, rc_io_h5_summary *s, rc_io_err *err) {
   memset(s, 0, sizeof *s);
-  rc_h5_quiet quiet = rc_h5_quiet_begin();
-  hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-  const char *problem = file < 0 ? "not an HDF5 file, or unreadable" : read_demo(file, s);
-  if (file >= 0) H5Fclose(file);
-  rc_h5_quiet_end(quiet);
-  if (problem)
-    return rc_io_fail(err, ROBOCACHE_IO_ERROR, "%s: not a robocache align output: %s", path,
-                      problem);
-  return ROBOCACHE_OK;
+  return rc_h5_read_file(path, "align", read_demo, s, err);
+}
+
+static const char *read_layout(hid_t file, void *layout) {
+  *(char **)layout = rc_h5_attr_read_string(file, "layout");
+  return NULL;
+}
+
+char *rc_io_read_hdf5_layout(const char *path) {
+  char *layout = NULL;
+  rc_h5_read_file(path, "", read_layout, &layout, NULL);
+  return layout;
 }
 
 void rc_io_h5_summary_free(rc_io_h5_summary *s) {

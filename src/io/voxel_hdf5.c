@@ -3,6 +3,19 @@
 #include "h5_attrs_hdf5.h"
 #include "h5_file_hdf5.h"
 #include "voxel_io.h"
+#include "voxel_stats_hdf5.h"
+
+#define STAT(field)                                                                                \
+  { #field, offsetof(robocache_voxel_stats, field) }
+const rc_io_voxel_stat rc_io_voxel_stats[RC_IO_VOXEL_NSTATS] = {STAT(points_in),
+                                                                STAT(points_in_range),
+                                                                STAT(points_dropped_range),
+                                                                STAT(points_dropped_nonfinite),
+                                                                STAT(voxels_nonempty),
+                                                                STAT(points_dropped_max_points),
+                                                                STAT(voxels_dropped_max_voxels),
+                                                                STAT(points_dropped_max_voxels)};
+#undef STAT
 
 static hid_t h5_type(int32_t dtype, int native) {
   switch (dtype) {
@@ -34,20 +47,14 @@ static herr_t write_array(hid_t file, const rc_io_array *a) {
 }
 
 static herr_t root_attrs(hid_t file, const rc_io_voxel_output *o) {
-  const robocache_voxel_stats *s = o->stats;
-  herr_t r = rc_h5_root_attrs(file, o->command_line, "robocache-voxels/1");
+  robocache_voxel_stats s = *o->stats;
+  herr_t r = rc_h5_root_attrs(file, o->command_line, RC_IO_VOXEL_LAYOUT);
   r |= rc_h5_attr_string(file, "mode", o->mode);
   r |= rc_h5_attr_string(file, "preset", o->preset ? o->preset : "");
   r |= rc_h5_attr_strings(file, "sources", o->sources, o->num_sources);
   r |= rc_h5_attr_strings(file, "columns", o->columns, o->num_columns);
-  r |= rc_h5_attr_i64(file, "points_in", s->points_in);
-  r |= rc_h5_attr_i64(file, "points_in_range", s->points_in_range);
-  r |= rc_h5_attr_i64(file, "points_dropped_range", s->points_dropped_range);
-  r |= rc_h5_attr_i64(file, "points_dropped_nonfinite", s->points_dropped_nonfinite);
-  r |= rc_h5_attr_i64(file, "voxels_nonempty", s->voxels_nonempty);
-  r |= rc_h5_attr_i64(file, "points_dropped_max_points", s->points_dropped_max_points);
-  r |= rc_h5_attr_i64(file, "voxels_dropped_max_voxels", s->voxels_dropped_max_voxels);
-  r |= rc_h5_attr_i64(file, "points_dropped_max_voxels", s->points_dropped_max_voxels);
+  for (int i = 0; i < RC_IO_VOXEL_NSTATS; i++)
+    r |= rc_h5_attr_i64(file, rc_io_voxel_stats[i].name, *rc_io_voxel_stat_at(&s, i));
   return r < 0 ? -1 : 0;
 }
 

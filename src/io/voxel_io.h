@@ -82,8 +82,7 @@ typedef struct rc_io_voxel_summary {
 /* Reads the summary of a file written by rc_io_write_voxels_hdf5 (HDF5
  * builds only). IO_ERROR "path: not a robocache voxelize output: what is
  * missing" when the file cannot be opened or is not in the layout above. */
-robocache_status rc_io_read_voxel_summary(const char *path, rc_io_voxel_summary *s,
-                                          rc_io_err *err);
+robocache_status rc_io_read_voxel_summary(const char *path, rc_io_voxel_summary *s, rc_io_err *err);
 void rc_io_voxel_summary_free(rc_io_voxel_summary *s);
 
 #endif

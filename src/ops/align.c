@@ -209,15 +209,23 @@ robocache_status robocache_align(robocache_ctx *ctx, const robocache_stream *str
   return s;
 }
 
-static robocache_stream single_stream(const robocache_tensor *values, const robocache_tensor *times,
-                                      const robocache_tensor *lengths,
-                                      const robocache_interp_options *options) {
+/* The problem of resample / resample_backward: one unnamed stream (options
+ * NULL = the defaults), which messages after validation call `name`; view
+ * receives the stream. */
+static robocache_status build_single(robocache_ctx *ctx, const robocache_tensor *values,
+                                     const robocache_tensor *times, const robocache_tensor *lengths,
+                                     const robocache_tensor *target_times,
+                                     const robocache_tensor *target_lengths,
+                                     const robocache_interp_options *options, const char *name,
+                                     rc_align_problem *p, rc_stream_view *view) {
   robocache_stream st = {.name = NULL, .values = values, .times = times, .lengths = lengths};
   if (options)
     st.options = *options;
   else
     robocache_interp_options_init(&st.options);
-  return st;
+  RC_TRY(build_problem(ctx, &st, 1, target_times, target_lengths, p, view));
+  view->name = name;
+  return ROBOCACHE_OK;
 }
 
 robocache_status robocache_resample(robocache_ctx *ctx, const robocache_tensor *values,
@@ -227,11 +235,10 @@ robocache_status robocache_resample(robocache_ctx *ctx, const robocache_tensor *
                                     const robocache_interp_options *options, robocache_tensor *out,
                                     robocache_tensor *valid) {
   rc_clear_error(ctx);
-  robocache_stream st = single_stream(values, times, lengths, options);
   rc_stream_view view = {0};
   rc_align_problem p = {0};
-  RC_TRY(build_problem(ctx, &st, 1, target_times, target_lengths, &p, &view));
-  view.name = "values";
+  RC_TRY(build_single(ctx, values, times, lengths, target_times, target_lengths, options, "values",
+                      &p, &view));
   RC_TRY(check_out(ctx, &p, out, "out"));
   RC_TRY(check_valid(ctx, &p, valid, 1));
   return dispatch(ctx, &p, rc_align_ref, rc_align_cpu, rc_align_cuda);
@@ -245,11 +252,10 @@ robocache_status robocache_resample_backward(robocache_ctx *ctx, const robocache
                                              const robocache_interp_options *options,
                                              robocache_tensor *grad_values) {
   rc_clear_error(ctx);
-  robocache_stream st = single_stream(grad_values, times, lengths, options);
   rc_stream_view view = {0};
   rc_align_problem p = {0};
-  RC_TRY(build_problem(ctx, &st, 1, target_times, target_lengths, &p, &view));
-  view.name = "grad_values";
+  RC_TRY(build_single(ctx, grad_values, times, lengths, target_times, target_lengths, options,
+                      "grad_values", &p, &view));
   if (view.opt.method == ROBOCACHE_SLERP)
     return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT,
                     "resample_backward: method slerp has no gradient with respect to values");

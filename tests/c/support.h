@@ -106,6 +106,20 @@ typedef struct rct_resample_args {
   robocache_interp_options opt;
 } rct_resample_args;
 
+/* Default options (robocache_interp_options_init) and zero-filled tensors:
+ * times [B,S] and target_times [B,T] of time_dtype, values [B,S,D] and out
+ * [B,T,D] of value_dtype, valid [B,T] uint8 when with_valid (else NULL);
+ * lengths and target_lengths NULL. */
+rct_resample_args rct_resample_args_make(robocache_dtype time_dtype, robocache_dtype value_dtype,
+                                         int64_t B, int64_t S, int64_t T, int64_t D,
+                                         int with_valid);
+/* Frees every tensor of a (NULL ones included). */
+void rct_resample_args_free(rct_resample_args *a);
+/* For a->times [B,S] and a->target_times [B,T], draws in this order: with
+ * probability 1/2 lengths [B] int64 uniform in 1..S (else NULL), then with
+ * probability 1/2 target_lengths [B] int64 uniform in 0..T (else NULL). */
+void rct_random_lengths(rct_resample_args *a, rct_rng *r);
+
 /* Runs robocache_resample through a fresh context; the reference backend
  * when ref != 0, else the default (optimised) one. Copies the context's
  * error message into msg when msg is non-NULL. */

@@ -1,4 +1,5 @@
-/* Test helpers: resample calls on either backend, random increasing times. */
+/* Test helpers: resample arguments, resample calls on either backend, random
+ * increasing times and lengths. */
 #include "support.h"
 
 #include <math.h>
@@ -12,6 +13,36 @@ static robocache_status finish(robocache_ctx *ctx, robocache_status s, char *msg
   if (msg && msg_len) snprintf(msg, msg_len, "%s", robocache_ctx_error_message(ctx));
   robocache_ctx_free(ctx);
   return s;
+}
+
+rct_resample_args rct_resample_args_make(robocache_dtype time_dtype, robocache_dtype value_dtype,
+                                         int64_t B, int64_t S, int64_t T, int64_t D,
+                                         int with_valid) {
+  rct_resample_args a = {0};
+  robocache_interp_options_init(&a.opt);
+  a.times = rct_make2(time_dtype, B, S);
+  a.values = rct_make3(value_dtype, B, S, D);
+  a.target_times = rct_make2(time_dtype, B, T);
+  a.out = rct_make3(value_dtype, B, T, D);
+  if (with_valid) a.valid = rct_make2(ROBOCACHE_DTYPE_U8, B, T);
+  return a;
+}
+
+void rct_resample_args_free(rct_resample_args *a) {
+  rct_free(a->times), rct_free(a->values), rct_free(a->target_times), rct_free(a->out),
+      rct_free(a->valid), rct_free(a->lengths), rct_free(a->target_lengths);
+}
+
+void rct_random_lengths(rct_resample_args *a, rct_rng *r) {
+  const int64_t B = a->times->shape[0], S = a->times->shape[1], T = a->target_times->shape[1];
+  if (rct_rng_int(r, 0, 1)) {
+    a->lengths = rct_make1(ROBOCACHE_DTYPE_I64, B);
+    for (int64_t b = 0; b < B; b++) rct_set_i64(a->lengths, b, rct_rng_int(r, 1, S));
+  }
+  if (rct_rng_int(r, 0, 1)) {
+    a->target_lengths = rct_make1(ROBOCACHE_DTYPE_I64, B);
+    for (int64_t b = 0; b < B; b++) rct_set_i64(a->target_lengths, b, rct_rng_int(r, 0, T));
+  }
 }
 
 robocache_status rct_resample(const rct_resample_args *a, int ref, char *msg, size_t msg_len) {

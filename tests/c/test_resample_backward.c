@@ -7,38 +7,21 @@
 
 #include <math.h>
 
-static void free_args(rct_resample_args *a) {
-  rct_free(a->times), rct_free(a->values), rct_free(a->target_times), rct_free(a->out),
-      rct_free(a->valid), rct_free(a->lengths), rct_free(a->target_lengths);
-}
-
 /* Random problem; values / grads of dtype dt; out-of-range fill value 0 so
  * that the forward is linear in the values; |w| <= 3. */
 static rct_resample_args random_problem(rct_rng *r, robocache_dtype dt, int method, int policy) {
   const int64_t B = rct_rng_int(r, 1, 4), S = rct_rng_int(r, 1, 25), T = rct_rng_int(r, 1, 40),
                 D = rct_rng_int(r, 1, 6);
-  rct_resample_args a = {0};
-  robocache_interp_options_init(&a.opt);
+  rct_resample_args a = rct_resample_args_make(ROBOCACHE_DTYPE_I64, dt, B, S, T, D, 0);
   a.opt.method = method;
   a.opt.extrapolate = policy;
   a.opt.fill_value = 0;
   if (rct_rng_int(r, 0, 1)) a.opt.max_gap_ns = rct_rng_int(r, 10, 100);
   if (method != ROBOCACHE_LINEAR && rct_rng_int(r, 0, 1))
     a.opt.tolerance_ns = rct_rng_int(r, 5, 50);
-  a.times = rct_make2(ROBOCACHE_DTYPE_I64, B, S);
-  a.values = rct_make3(dt, B, S, D);
-  a.target_times = rct_make2(ROBOCACHE_DTYPE_I64, B, T);
-  a.out = rct_make3(dt, B, T, D);
   rct_fill_times(a.times, r, 0, 1, 100);
   rct_fill_uniform(a.values, r, -1, 1);
-  if (rct_rng_int(r, 0, 1)) {
-    a.lengths = rct_make1(ROBOCACHE_DTYPE_I64, B);
-    for (int64_t b = 0; b < B; b++) rct_set_i64(a.lengths, b, rct_rng_int(r, 1, S));
-  }
-  if (rct_rng_int(r, 0, 1)) {
-    a.target_lengths = rct_make1(ROBOCACHE_DTYPE_I64, B);
-    for (int64_t b = 0; b < B; b++) rct_set_i64(a.target_lengths, b, rct_rng_int(r, 0, T));
-  }
+  rct_random_lengths(&a, r);
   /* targets within two edge intervals of the samples: |w| <= 3 */
   for (int64_t b = 0; b < B; b++) {
     int64_t n = a.lengths ? rct_get_i64(a.lengths, b) : S;
@@ -79,7 +62,7 @@ static void test_adjoint_identity(void **state) {
                      m, p, ref, lhs, rhs);
           a.out = y, a.values = v;
           rct_free(g), rct_free(gv);
-          free_args(&a);
+          rct_resample_args_free(&a);
         }
 }
 
@@ -92,16 +75,12 @@ static void test_dense_weight_matrix(void **state) {
     for (int p = ROBOCACHE_EXTRAP_CLAMP; p <= ROBOCACHE_EXTRAP_EXTRAPOLATE; p++)
       for (int ref = 0; ref < 2; ref++) {
         const int64_t S = 12, T = 30;
-        rct_resample_args a = {0};
-        robocache_interp_options_init(&a.opt);
+        rct_resample_args a =
+            rct_resample_args_make(ROBOCACHE_DTYPE_I64, ROBOCACHE_DTYPE_F64, 1, S, T, S, 0);
         a.opt.method = m, a.opt.extrapolate = p, a.opt.fill_value = 0, a.opt.max_gap_ns = 150;
-        a.times = rct_make2(ROBOCACHE_DTYPE_I64, 1, S);
-        a.target_times = rct_make2(ROBOCACHE_DTYPE_I64, 1, T);
         rct_fill_times(a.times, &r, 0, 20, 200);
         for (int64_t t = 0; t < T; t++)
           rct_set_i64(a.target_times, t, rct_rng_int(&r, -100, rct_get_i64(a.times, S - 1) + 100));
-        a.values = rct_make3(ROBOCACHE_DTYPE_F64, 1, S, S);
-        a.out = rct_make3(ROBOCACHE_DTYPE_F64, 1, T, S);
         for (int64_t s = 0; s < S; s++) rct_set(a.values, s * S + s, 1);
         assert_int_equal(rct_resample(&a, ref, NULL, 0), ROBOCACHE_OK);
         rct_tensor *w = a.out, *eye_s = a.values;
@@ -117,7 +96,7 @@ static void test_dense_weight_matrix(void **state) {
           }
         assert_true(total > 1); /* not all targets filled */
         rct_free(w), rct_free(eye_s);
-        free_args(&a);
+        rct_resample_args_free(&a);
       }
 }
 
@@ -140,7 +119,7 @@ static void test_reference_vs_optimised(void **state) {
     rct_assert_close(gv_cpu, gv_ref, 16 * u * (double)a.out->shape[1] * 3, 0, "backward");
     a.values = gv_cpu;
     rct_free(gv_ref);
-    free_args(&a);
+    rct_resample_args_free(&a);
   }
 }
 
@@ -166,7 +145,7 @@ static void test_thread_count_does_not_change_bits(void **state) {
   rct_assert_bits_equal(gv[1], gv[0], "1 thread vs default");
   rct_assert_bits_equal(gv[2], gv[0], "2 threads vs default");
   for (int n = 0; n < 3; n++) rct_free(gv[n]);
-  free_args(&a);
+  rct_resample_args_free(&a);
 }
 
 int main(void) {

@@ -8,21 +8,10 @@
 enum { B = 2, S = 4, T = 3, D = 4 };
 
 static rct_resample_args base(robocache_dtype td) {
-  rct_resample_args a = {0};
-  robocache_interp_options_init(&a.opt);
-  a.times = rct_make2(td, B, S);
-  a.values = rct_make3(ROBOCACHE_DTYPE_F32, B, S, D);
-  a.target_times = rct_make2(td, B, T);
-  a.out = rct_make3(ROBOCACHE_DTYPE_F32, B, T, D);
-  a.valid = rct_make2(ROBOCACHE_DTYPE_U8, B, T);
+  rct_resample_args a = rct_resample_args_make(td, ROBOCACHE_DTYPE_F32, B, S, T, D, 1);
   for (int64_t i = 0; i < B * S; i++) rct_set(a.times, i, (double)(i % S));
   for (int64_t i = 0; i < B * T; i++) rct_set(a.target_times, i, (double)(i % T));
   return a;
-}
-
-static void free_args(rct_resample_args *a) {
-  rct_free(a->times), rct_free(a->values), rct_free(a->target_times), rct_free(a->out),
-      rct_free(a->valid), rct_free(a->lengths), rct_free(a->target_lengths);
 }
 
 /* Both backends must fail with `status` and a message containing each of
@@ -46,7 +35,7 @@ static void test_base_problem_is_valid(void **state) {
   (void)state;
   rct_resample_args a = base(ROBOCACHE_DTYPE_I64);
   for (int ref = 0; ref < 2; ref++) assert_int_equal(rct_resample(&a, ref, NULL, 0), 0);
-  free_args(&a);
+  rct_resample_args_free(&a);
 }
 
 static void test_bad_times(void **state) {
@@ -57,7 +46,7 @@ static void test_bad_times(void **state) {
                "row 1, index 2", NULL);
   rct_set_i64(a.times, 1 * S + 2, 0); /* decreasing */
   expect_error(&a, ROBOCACHE_INVALID_ARGUMENT, "times not increasing", "row 1, index 2", NULL);
-  free_args(&a);
+  rct_resample_args_free(&a);
   a = base(ROBOCACHE_DTYPE_F64);
   rct_set(a.times, 0 * S + 3, NAN);
   expect_error(&a, ROBOCACHE_INVALID_ARGUMENT, "time is NaN", "row 0, index 3", NULL);
@@ -66,11 +55,11 @@ static void test_bad_times(void **state) {
   rct_set(a.times, 0 * S + 3, 3);
   rct_set(a.target_times, 1 * T + 0, NAN);
   expect_error(&a, ROBOCACHE_INVALID_ARGUMENT, "target_times", "NaN", "row 1, index 0", NULL);
-  free_args(&a);
+  rct_resample_args_free(&a);
   a = base(ROBOCACHE_DTYPE_F32);
   rct_set(a.times, 1 * S + 1, 5);
   expect_error(&a, ROBOCACHE_INVALID_ARGUMENT, "times not increasing", "row 1, index 2", NULL);
-  free_args(&a);
+  rct_resample_args_free(&a);
 }
 
 static void test_empty_stream(void **state) {
@@ -80,7 +69,7 @@ static void test_empty_stream(void **state) {
   a.times = rct_make2(ROBOCACHE_DTYPE_I64, B, 0);
   a.values = rct_make3(ROBOCACHE_DTYPE_F32, B, 0, D);
   expect_error(&a, ROBOCACHE_INVALID_ARGUMENT, "stream is empty", NULL);
-  free_args(&a);
+  rct_resample_args_free(&a);
 }
 
 /* Replaces *slot by a tensor of another shape / dtype and expects the error. */
@@ -117,7 +106,7 @@ static void test_shape_mismatches(void **state) {
   rct_tensor *bad = rct_make3(ROBOCACHE_DTYPE_F32, B, S, D);
   bad->shape[1] = -1;
   swap_expect(&a, &a.values, bad, ROBOCACHE_INVALID_ARGUMENT, "values", "negative size");
-  free_args(&a);
+  rct_resample_args_free(&a);
 }
 
 static void test_dtype_mismatches(void **state) {
@@ -138,7 +127,7 @@ static void test_dtype_mismatches(void **state) {
   rct_tensor *bad = rct_make3(ROBOCACHE_DTYPE_F32, B, S, D);
   bad->t.dtype = 42;
   swap_expect(&a, &a.values, bad, ROBOCACHE_UNSUPPORTED_DTYPE, "values", "unknown dtype code 42");
-  free_args(&a);
+  rct_resample_args_free(&a);
 }
 
 static void test_device_mismatch(void **state) {
@@ -162,7 +151,7 @@ static void test_device_mismatch(void **state) {
     expect_error(&a, ROBOCACHE_UNSUPPORTED_DEVICE, "CUDA", NULL);
     for (int i = 0; i < 5; i++) all[i]->t.device_type = ROBOCACHE_DEVICE_CPU;
   }
-  free_args(&a);
+  rct_resample_args_free(&a);
 }
 
 static void test_bad_options(void **state) {
@@ -185,7 +174,7 @@ static void test_bad_options(void **state) {
   a.opt.method = ROBOCACHE_SLERP;
   swap_expect(&a, &a.values, rct_make3(ROBOCACHE_DTYPE_F32, B, S, 6), ROBOCACHE_INVALID_ARGUMENT,
               "groups of 4", "D = 6");
-  free_args(&a);
+  rct_resample_args_free(&a);
 }
 
 static void test_lengths_out_of_range(void **state) {
@@ -203,7 +192,7 @@ static void test_lengths_out_of_range(void **state) {
   expect_error(&a, ROBOCACHE_INVALID_ARGUMENT, "lengths[0] = 0 outside 1..S", NULL);
   rct_set_i64(a.lengths, 0, S + 1);
   expect_error(&a, ROBOCACHE_INVALID_ARGUMENT, "lengths[0] = 5 outside 1..S", NULL);
-  free_args(&a);
+  rct_resample_args_free(&a);
 }
 
 static void test_null_arguments(void **state) {
@@ -212,7 +201,7 @@ static void test_null_arguments(void **state) {
   swap_expect(&a, &a.values, NULL, ROBOCACHE_INVALID_ARGUMENT, "values", "NULL");
   swap_expect(&a, &a.target_times, NULL, ROBOCACHE_INVALID_ARGUMENT, "target_times", "NULL");
   swap_expect(&a, &a.out, NULL, ROBOCACHE_INVALID_ARGUMENT, "out", "NULL");
-  free_args(&a);
+  rct_resample_args_free(&a);
 }
 
 static void test_backward_errors(void **state) {
@@ -241,7 +230,7 @@ static void test_backward_errors(void **state) {
     assert_string_equal(msg, "stream 0 (grad_values): target out of range: row 1, index 1 "
                              "(time 99 ns)");
   }
-  free_args(&a);
+  rct_resample_args_free(&a);
 }
 
 static void test_align_stream_count(void **state) {
@@ -261,7 +250,7 @@ static void test_align_stream_count(void **state) {
                    ROBOCACHE_INVALID_ARGUMENT);
   rct_assert_message_has(ctx, "stream 0 (imu): times not increasing: row 1, index 3");
   robocache_ctx_free(ctx);
-  free_args(&a);
+  rct_resample_args_free(&a);
 }
 
 int main(void) {

@@ -16,13 +16,8 @@ static const double icpt[D] = {0.5, -2.0}, slope[D] = {3.0, -1.25};
 
 static rct_resample_args linear_problem(void) {
   rct_rng rng = rct_rng_seed(21);
-  rct_resample_args a = {0};
-  robocache_interp_options_init(&a.opt);
-  a.times = rct_make2(ROBOCACHE_DTYPE_I64, B, S);
-  a.values = rct_make3(ROBOCACHE_DTYPE_F64, B, S, D);
-  a.target_times = rct_make2(ROBOCACHE_DTYPE_I64, B, T);
-  a.out = rct_make3(ROBOCACHE_DTYPE_F64, B, T, D);
-  a.valid = rct_make2(ROBOCACHE_DTYPE_U8, B, T);
+  rct_resample_args a =
+      rct_resample_args_make(ROBOCACHE_DTYPE_I64, ROBOCACHE_DTYPE_F64, B, S, T, D, 1);
   rct_fill_times(a.times, &rng, 2000000000, 1000, 90000);
   for (int b = 0; b < B; b++) {
     int64_t t0 = rct_get_i64(a.times, b * S), tl = rct_get_i64(a.times, b * S + S - 1);
@@ -34,11 +29,6 @@ static rct_resample_args linear_problem(void) {
     for (int t = 0; t < T; t++) rct_set_i64(a.target_times, b * T + t, x[t]);
   }
   return a;
-}
-
-static void free_args(rct_resample_args *a) {
-  rct_free(a->times), rct_free(a->values), rct_free(a->target_times), rct_free(a->out),
-      rct_free(a->valid), rct_free(a->lengths), rct_free(a->target_lengths);
 }
 
 static void check_policy(int ref, int method, int policy, double fill) {
@@ -74,7 +64,7 @@ static void check_policy(int ref, int method, int policy, double fill) {
       }
     }
   }
-  free_args(&a);
+  rct_resample_args_free(&a);
 }
 
 static void test_policies_for_every_method(void **state) {
@@ -99,7 +89,7 @@ static void test_defaults_clamp(void **state) {
       assert_float_equal(rct_get(a.out, (T - 1) * D + d), rct_get(a.values, (S - 1) * D + d), 0);
     }
   }
-  free_args(&a);
+  rct_resample_args_free(&a);
 }
 
 /* One sample per row: every policy except fill/error behaves as clamp; the
@@ -108,15 +98,10 @@ static void test_single_sample_rows(void **state) {
   (void)state;
   for (int ref = 0; ref < 2; ref++)
     for (int m = ROBOCACHE_LINEAR; m <= ROBOCACHE_NEXT; m++) {
-      rct_resample_args a = {0};
-      robocache_interp_options_init(&a.opt);
+      rct_resample_args a =
+          rct_resample_args_make(ROBOCACHE_DTYPE_F64, ROBOCACHE_DTYPE_F32, 1, 1, 3, 3, 1);
       a.opt.method = m;
       a.opt.extrapolate = ROBOCACHE_EXTRAP_EXTRAPOLATE;
-      a.times = rct_make2(ROBOCACHE_DTYPE_F64, 1, 1);
-      a.values = rct_make3(ROBOCACHE_DTYPE_F32, 1, 1, 3);
-      a.target_times = rct_make2(ROBOCACHE_DTYPE_F64, 1, 3);
-      a.out = rct_make3(ROBOCACHE_DTYPE_F32, 1, 3, 3);
-      a.valid = rct_make2(ROBOCACHE_DTYPE_U8, 1, 3);
       rct_set(a.times, 0, 4.5);
       for (int d = 0; d < 3; d++) rct_set(a.values, d, 1.0 + d);
       rct_set(a.target_times, 0, 1.0);
@@ -127,7 +112,7 @@ static void test_single_sample_rows(void **state) {
         assert_int_equal(rct_get(a.valid, t), t == 1);
         for (int d = 0; d < 3; d++) assert_float_equal(rct_get(a.out, t * 3 + d), 1.0 + d, 0);
       }
-      free_args(&a);
+      rct_resample_args_free(&a);
     }
 }
 
@@ -137,15 +122,10 @@ static void test_slerp_extrapolates_the_angle(void **state) {
   (void)state;
   const double angle[3] = {0.3, 0.9, 1.4}, expect[2] = {0.0, 1.65};
   for (int ref = 0; ref < 2; ref++) {
-    rct_resample_args a = {0};
-    robocache_interp_options_init(&a.opt);
+    rct_resample_args a =
+        rct_resample_args_make(ROBOCACHE_DTYPE_I64, ROBOCACHE_DTYPE_F64, 1, 3, 2, 4, 1);
     a.opt.method = ROBOCACHE_SLERP;
     a.opt.extrapolate = ROBOCACHE_EXTRAP_EXTRAPOLATE;
-    a.times = rct_make2(ROBOCACHE_DTYPE_I64, 1, 3);
-    a.values = rct_make3(ROBOCACHE_DTYPE_F64, 1, 3, 4);
-    a.target_times = rct_make2(ROBOCACHE_DTYPE_I64, 1, 2);
-    a.out = rct_make3(ROBOCACHE_DTYPE_F64, 1, 2, 4);
-    a.valid = rct_make2(ROBOCACHE_DTYPE_U8, 1, 2);
     for (int s = 0; s < 3; s++) {
       rct_set_i64(a.times, s, 1000 + 1000 * s);
       rct_set(a.values, s * 4 + 0, sin(angle[s] / 2)); /* about x, xyzw */
@@ -161,7 +141,7 @@ static void test_slerp_extrapolates_the_angle(void **state) {
       assert_float_equal(rct_get(a.out, t * 4 + 2), 0, 1e-12);
       assert_float_equal(rct_get(a.out, t * 4 + 3), cos(expect[t] / 2), 1e-12);
     }
-    free_args(&a);
+    rct_resample_args_free(&a);
   }
 }
 
@@ -169,13 +149,8 @@ static void test_slerp_extrapolates_the_angle(void **state) {
  * same message on both backends; in-range problems pass. */
 static void error_case(robocache_dtype time_dtype, const char *when) {
   const int64_t rows = 3, n = 4, nt = 6;
-  rct_resample_args a = {0};
-  robocache_interp_options_init(&a.opt);
+  rct_resample_args a = rct_resample_args_make(time_dtype, ROBOCACHE_DTYPE_F32, rows, n, nt, 1, 0);
   a.opt.extrapolate = ROBOCACHE_EXTRAP_ERROR;
-  a.times = rct_make2(time_dtype, rows, n);
-  a.values = rct_make3(ROBOCACHE_DTYPE_F32, rows, n, 1);
-  a.target_times = rct_make2(time_dtype, rows, nt);
-  a.out = rct_make3(ROBOCACHE_DTYPE_F32, rows, nt, 1);
   for (int64_t i = 0; i < rows * n; i++) rct_set(a.times, i, (double)(i % n));
   for (int64_t i = 0; i < rows * nt; i++) rct_set(a.target_times, i, 0.5 * (double)(i % nt));
   for (int ref = 0; ref < 2; ref++) assert_int_equal(rct_resample(&a, ref, NULL, 0), 0);
@@ -189,7 +164,7 @@ static void error_case(robocache_dtype time_dtype, const char *when) {
     assert_int_equal(rct_resample(&a, ref, got[ref], sizeof got[ref]), ROBOCACHE_INVALID_ARGUMENT);
     assert_string_equal(got[ref], expect);
   }
-  free_args(&a);
+  rct_resample_args_free(&a);
 }
 
 static void test_error_policy_names_first_target(void **state) {

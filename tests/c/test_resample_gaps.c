@@ -48,21 +48,11 @@ static void free_tum(tum *d) {
   free(d->row);
 }
 
-static void free_args(rct_resample_args *a) {
-  rct_free(a->times), rct_free(a->values), rct_free(a->target_times), rct_free(a->out),
-      rct_free(a->valid);
-}
-
 /* Stream of channels [c0, c0 + D) of the TUM file; targets every 10 ms. */
 static rct_resample_args tum_problem(const tum *d, int c0, int64_t D, int64_t *T) {
-  rct_resample_args a = {0};
-  robocache_interp_options_init(&a.opt);
   *T = (d->t_ns[d->n - 1] - d->t_ns[0]) / 10000000 + 1;
-  a.times = rct_make2(ROBOCACHE_DTYPE_I64, 1, d->n);
-  a.values = rct_make3(ROBOCACHE_DTYPE_F64, 1, d->n, D);
-  a.target_times = rct_make2(ROBOCACHE_DTYPE_I64, 1, *T);
-  a.out = rct_make3(ROBOCACHE_DTYPE_F64, 1, *T, D);
-  a.valid = rct_make2(ROBOCACHE_DTYPE_U8, 1, *T);
+  rct_resample_args a =
+      rct_resample_args_make(ROBOCACHE_DTYPE_I64, ROBOCACHE_DTYPE_F64, 1, d->n, *T, D, 1);
   for (int64_t s = 0; s < d->n; s++) {
     rct_set_i64(a.times, s, d->t_ns[s]);
     for (int64_t c = 0; c < D; c++) rct_set(a.values, s * D + c, d->row[s][c0 + c]);
@@ -123,9 +113,9 @@ static void max_gap_case(const tum *d, int method, int c0, int64_t D) {
       } else {
         assert_int_equal(st, ROBOCACHE_OK);
       }
-      free_args(&a);
+      rct_resample_args_free(&a);
     }
-  free_args(&base);
+  rct_resample_args_free(&base);
 }
 
 static void test_max_gap_on_tum_dropout(void **state) {
@@ -147,17 +137,11 @@ static void tolerance_case(int ref, robocache_dtype time_dtype, int method, int 
   static const int ok[3][6] = {{1, 0, 0, 1, 0, 1}, {1, 0, 0, 1, 0, 0}, {0, 0, 0, 0, 0, 1}};
   const int m = method - ROBOCACHE_NEAREST;
   const double unit = time_dtype == ROBOCACHE_DTYPE_I64 ? 1 : 1e-9;
-  rct_resample_args a = {0};
-  robocache_interp_options_init(&a.opt);
+  rct_resample_args a = rct_resample_args_make(time_dtype, ROBOCACHE_DTYPE_F32, 1, 3, 6, 1, 1);
   a.opt.method = method;
   a.opt.extrapolate = policy;
   a.opt.tolerance_ns = 3;
   a.opt.fill_value = 99;
-  a.times = rct_make2(time_dtype, 1, 3);
-  a.values = rct_make3(ROBOCACHE_DTYPE_F32, 1, 3, 1);
-  a.target_times = rct_make2(time_dtype, 1, 6);
-  a.out = rct_make3(ROBOCACHE_DTYPE_F32, 1, 6, 1);
-  a.valid = rct_make2(ROBOCACHE_DTYPE_U8, 1, 6);
   for (int s = 0; s < 3; s++) rct_set(a.times, s, 10 * s * unit), rct_set(a.values, s, s);
   for (int t = 0; t < 6; t++) rct_set(a.target_times, t, x[t] * unit);
   char msg[512];
@@ -178,7 +162,7 @@ static void tolerance_case(int ref, robocache_dtype time_dtype, int method, int 
       assert_float_equal(rct_get(a.out, t), expect, 0);
     }
   }
-  free_args(&a);
+  rct_resample_args_free(&a);
 }
 
 static void test_tolerance(void **state) {
@@ -200,21 +184,16 @@ static void test_time_offset(void **state) {
   rct_rng rng = rct_rng_seed(8);
   for (int ref = 0; ref < 2; ref++)
     for (int m = ROBOCACHE_LINEAR; m <= ROBOCACHE_NEXT; m++) {
-      rct_resample_args a = {0}, b = {0};
-      robocache_interp_options_init(&a.opt);
+      rct_resample_args a =
+          rct_resample_args_make(ROBOCACHE_DTYPE_I64, ROBOCACHE_DTYPE_F64, 1, S, T, 1, 1);
       a.opt.method = m;
       a.opt.extrapolate = ROBOCACHE_EXTRAP_EXTRAPOLATE;
-      a.times = rct_make2(ROBOCACHE_DTYPE_I64, 1, S);
-      a.values = rct_make3(ROBOCACHE_DTYPE_F64, 1, S, 1);
-      a.target_times = rct_make2(ROBOCACHE_DTYPE_I64, 1, T);
-      a.out = rct_make3(ROBOCACHE_DTYPE_F64, 1, T, 1);
-      a.valid = rct_make2(ROBOCACHE_DTYPE_U8, 1, T);
       rct_fill_times(a.times, &rng, 1000000000, 1000, 5000000);
       for (int64_t s = 0; s < S; s++) rct_set(a.values, s, (double)rct_get_i64(a.times, s) * 1e-9);
       int64_t t0 = rct_get_i64(a.times, 0), tl = rct_get_i64(a.times, S - 1);
       for (int64_t t = 0; t < T; t++)
         rct_set_i64(a.target_times, t, rct_rng_int(&rng, t0 - 2 * off, tl + 2 * off));
-      b = a;
+      rct_resample_args b = a;
       b.opt.time_offset_ns = 0;
       b.times = rct_make2(ROBOCACHE_DTYPE_I64, 1, S);
       b.out = rct_make3(ROBOCACHE_DTYPE_F64, 1, T, 1);
@@ -230,7 +209,7 @@ static void test_time_offset(void **state) {
           assert_float_equal(rct_get(a.out, t),
                              (double)(rct_get_i64(a.target_times, t) - off) * 1e-9, 1e-12);
       rct_free(b.times), rct_free(b.out), rct_free(b.valid);
-      free_args(&a);
+      rct_resample_args_free(&a);
     }
 }
 
@@ -242,24 +221,18 @@ static void test_limits_are_strict(void **state) {
   for (int ref = 0; ref < 2; ref++)
     for (int which = 0; which < 2; which++)
       for (int64_t less = 0; less < 2; less++) {
-        rct_resample_args a = {0};
-        robocache_interp_options_init(&a.opt);
+        rct_resample_args a =
+            rct_resample_args_make(ROBOCACHE_DTYPE_I64, ROBOCACHE_DTYPE_F32, 1, 3, 1, 1, 1);
         a.opt.method = ROBOCACHE_NEAREST;
         if (which == 0)
           a.opt.max_gap_ns = 20 - less;
         else
           a.opt.tolerance_ns = 3 - less;
-        a.times = rct_make2(ROBOCACHE_DTYPE_I64, 1, 3);
-        a.values = rct_make3(ROBOCACHE_DTYPE_F32, 1, 3, 1);
-        a.target_times = rct_make2(ROBOCACHE_DTYPE_I64, 1, 1);
-        a.out = rct_make3(ROBOCACHE_DTYPE_F32, 1, 1, 1);
-        a.valid = rct_make2(ROBOCACHE_DTYPE_U8, 1, 1);
         rct_set_i64(a.times, 1, 3), rct_set_i64(a.times, 2, 23);
         rct_set_i64(a.target_times, 0, 6);
         assert_int_equal(rct_resample(&a, ref, NULL, 0), ROBOCACHE_OK);
         assert_int_equal(rct_get(a.valid, 0), !less);
-        rct_free(a.times), rct_free(a.values), rct_free(a.target_times), rct_free(a.out),
-            rct_free(a.valid);
+        rct_resample_args_free(&a);
       }
 }
 

@@ -14,13 +14,7 @@ static void linear_case(int ref, robocache_dtype time_dtype, robocache_dtype vdt
   const int64_t B = 3, S = 40, D = 5, T = 64;
   rct_rng rng = rct_rng_seed(11 + (uint64_t)time_dtype);
   int64_t start = time_dtype == ROBOCACHE_DTYPE_I64 ? 1600000000000000000ll : 1000000000;
-  rct_resample_args a = {0};
-  robocache_interp_options_init(&a.opt);
-  a.times = rct_make2(time_dtype, B, S);
-  a.values = rct_make3(vdt, B, S, D);
-  a.target_times = rct_make2(time_dtype, B, T);
-  a.out = rct_make3(vdt, B, T, D);
-  a.valid = rct_make2(ROBOCACHE_DTYPE_U8, B, T);
+  rct_resample_args a = rct_resample_args_make(time_dtype, vdt, B, S, T, D, 1);
   rct_fill_times(a.times, &rng, start, 100000, 10000000);
   double slope[5], icpt[5];
   for (int d = 0; d < D; d++) slope[d] = rct_rng_uniform(&rng, -5, 5);
@@ -89,14 +83,9 @@ static void slerp_case(int ref, robocache_dtype vdt, int wxyz, double lo, double
   const int64_t S = 24, D = 8, T = 50, P = 1000000;
   static const double axes[2][3] = {{0, 0, 1}, {1.0 / 3, 2.0 / 3, 2.0 / 3}};
   rct_rng rng = rct_rng_seed(5);
-  rct_resample_args a = {0};
-  robocache_interp_options_init(&a.opt);
+  rct_resample_args a = rct_resample_args_make(ROBOCACHE_DTYPE_I64, vdt, 1, S, T, D, 0);
   a.opt.method = ROBOCACHE_SLERP;
   a.opt.quat_order = wxyz ? ROBOCACHE_QUAT_WXYZ : ROBOCACHE_QUAT_XYZW;
-  a.times = rct_make2(ROBOCACHE_DTYPE_I64, 1, S);
-  a.values = rct_make3(vdt, 1, S, D);
-  a.target_times = rct_make2(ROBOCACHE_DTYPE_I64, 1, T);
-  a.out = rct_make3(vdt, 1, T, D);
   double angle[24];
   for (int64_t s = 0; s < S; s++) {
     angle[s] = s == 0 ? -1.0 : angle[s - 1] + rct_rng_uniform(&rng, lo, hi);
@@ -159,13 +148,8 @@ static void step_case(int ref, robocache_dtype time_dtype, int method) {
   const int64_t S = 30, D = 2, T = 200;
   const int ns = time_dtype == ROBOCACHE_DTYPE_I64;
   rct_rng rng = rct_rng_seed(3);
-  rct_resample_args a = {0};
-  robocache_interp_options_init(&a.opt);
+  rct_resample_args a = rct_resample_args_make(time_dtype, ROBOCACHE_DTYPE_F32, 1, S, T, D, 0);
   a.opt.method = method;
-  a.times = rct_make2(time_dtype, 1, S);
-  a.values = rct_make3(ROBOCACHE_DTYPE_F32, 1, S, D);
-  a.target_times = rct_make2(time_dtype, 1, T);
-  a.out = rct_make3(ROBOCACHE_DTYPE_F32, 1, T, D);
   const int64_t base = 500000000000000000ll;
   for (int64_t s = 0; s < S; s++) {
     if (ns)
@@ -216,14 +200,9 @@ static void test_targets_on_samples_are_bit_exact(void **state) {
     for (int m = ROBOCACHE_LINEAR; m <= ROBOCACHE_SLERP; m++)
       for (int ref = 0; ref < 2; ref++) {
         robocache_dtype vdt = float_dtypes[di];
-        rct_resample_args a = {0};
-        robocache_interp_options_init(&a.opt);
+        rct_resample_args a = rct_resample_args_make(ROBOCACHE_DTYPE_I64, vdt, B, S, T, D, 0);
         a.opt.method = m;
         a.opt.time_offset_ns = 123;
-        a.times = rct_make2(ROBOCACHE_DTYPE_I64, B, S);
-        a.values = rct_make3(vdt, B, S, D);
-        a.target_times = rct_make2(ROBOCACHE_DTYPE_I64, B, T);
-        a.out = rct_make3(vdt, B, T, D);
         rct_fill_times(a.times, &rng, 1000, 1, 100000);
         rct_fill_uniform(a.values, &rng, -3, 3);
         int64_t perm[17];

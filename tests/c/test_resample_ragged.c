@@ -8,24 +8,13 @@
 
 enum { B = 3, S = 8, T = 7, D = 4 };
 
-static void free_args(rct_resample_args *a) {
-  rct_free(a->times), rct_free(a->values), rct_free(a->target_times), rct_free(a->out),
-      rct_free(a->valid), rct_free(a->lengths), rct_free(a->target_lengths);
-}
-
 /* Random problem; rows padded after lengths {3, 8, 1} with decreasing / NaN
  * times and NaN values; target_lengths {5, 0, 7}. */
 static rct_resample_args ragged_problem(robocache_dtype time_dtype, int method) {
   static const int64_t len[B] = {3, 8, 1}, tlen[B] = {5, 0, 7};
   rct_rng rng = rct_rng_seed(17);
-  rct_resample_args a = {0};
-  robocache_interp_options_init(&a.opt);
+  rct_resample_args a = rct_resample_args_make(time_dtype, ROBOCACHE_DTYPE_F32, B, S, T, D, 1);
   a.opt.method = method;
-  a.times = rct_make2(time_dtype, B, S);
-  a.values = rct_make3(ROBOCACHE_DTYPE_F32, B, S, D);
-  a.target_times = rct_make2(time_dtype, B, T);
-  a.out = rct_make3(ROBOCACHE_DTYPE_F32, B, T, D);
-  a.valid = rct_make2(ROBOCACHE_DTYPE_U8, B, T);
   a.lengths = rct_make1(ROBOCACHE_DTYPE_I64, B);
   a.target_lengths = rct_make1(ROBOCACHE_DTYPE_I64, B);
   rct_fill_times(a.times, &rng, 0, 100, 1000);
@@ -88,9 +77,9 @@ static void test_lengths_and_target_lengths(void **state) {
               assert_memory_equal(&got, &expect, sizeof got);
             }
           }
-          free_args(&r);
+          rct_resample_args_free(&r);
         }
-        free_args(&a);
+        rct_resample_args_free(&a);
       }
 }
 
@@ -129,8 +118,8 @@ static void test_strided_tensors_match_contiguous(void **state) {
         assert_int_equal(rct_resample(&s, ref, NULL, 0), ROBOCACHE_OK);
         rct_assert_bits_equal(s.out, a.out, "strided out");
         rct_assert_bits_equal(s.valid, a.valid, "strided valid");
-        free_args(&s);
-        free_args(&a);
+        rct_resample_args_free(&s);
+        rct_resample_args_free(&a);
       }
 }
 

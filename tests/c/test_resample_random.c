@@ -27,11 +27,6 @@ static double unit_roundoff(int32_t dt) {
   }
 }
 
-static void free_args(rct_resample_args *a) {
-  rct_free(a->times), rct_free(a->values), rct_free(a->target_times), rct_free(a->out),
-      rct_free(a->valid), rct_free(a->lengths), rct_free(a->target_lengths);
-}
-
 /* Time of element i of a times tensor in ns (float seconds scaled). */
 static double ns_at(const rct_tensor *t, int64_t i) {
   return t->t.dtype == ROBOCACHE_DTYPE_I64 ? (double)rct_get_i64(t, i) : rct_get(t, i) * 1e9;
@@ -72,14 +67,7 @@ static rct_resample_args random_problem(rct_rng *r, robocache_dtype td, robocach
   int64_t start = ns && rct_rng_int(r, 0, 1) ? 1600000000000000000ll : rct_rng_int(r, 0, 1000000);
   rct_fill_times(a.times, r, start, step_lo, step_hi);
   rct_fill_uniform(a.values, r, -10, 10);
-  if (rct_rng_int(r, 0, 1)) {
-    a.lengths = rct_make1(ROBOCACHE_DTYPE_I64, B);
-    for (int64_t b = 0; b < B; b++) rct_set_i64(a.lengths, b, rct_rng_int(r, 1, S));
-  }
-  if (rct_rng_int(r, 0, 1)) {
-    a.target_lengths = rct_make1(ROBOCACHE_DTYPE_I64, B);
-    for (int64_t b = 0; b < B; b++) rct_set_i64(a.target_lengths, b, rct_rng_int(r, 0, T));
-  }
+  rct_random_lengths(&a, r);
   const double off = (double)o->time_offset_ns;
   for (int64_t b = 0; b < B; b++) {
     int64_t n = a.lengths ? rct_get_i64(a.lengths, b) : S;
@@ -138,7 +126,7 @@ static void test_every_dtype_combination(void **state) {
                    robocache_dtype_name(time_dtypes[i]), robocache_dtype_name(float_dtypes[j]),
                    robocache_dtype_name(float_dtypes[k]), rep);
           compare_backends(&a, what);
-          free_args(&a);
+          rct_resample_args_free(&a);
         }
 }
 
@@ -153,7 +141,7 @@ static void test_random_problems(void **state) {
     char what[64];
     snprintf(what, sizeof what, "random problem %d", rep);
     compare_backends(&a, what);
-    free_args(&a);
+    rct_resample_args_free(&a);
   }
 }
 
@@ -197,7 +185,7 @@ static void test_parallel_path(void **state) {
   assert_non_null(strstr(msg, "target out of range: row 0, index 690"));
   compare_backends(&a, "parallel path, error");
   for (int n = 1; n < 4; n++) rct_free(outs[n]);
-  free_args(&a);
+  rct_resample_args_free(&a);
 }
 
 int main(void) {

@@ -4,15 +4,19 @@ raw-file parsers written with NumPy only (independent of robocache's readers).
 
 Test modules import from here (`from cli_support import robocache, IMU`):
 tests/cli has no conftest.py, because `from conftest import ...` would clash
-with tests/python/conftest.py when both folders run in one pytest session."""
+with tests/python/conftest.py when both folders run in one pytest session.
+Importing this module also puts tests/oracles on sys.path (the NumPy oracles
+shared with tests/python: `from voxel_oracle import ...`)."""
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "oracles"))
 SENSORS = ROOT / "data" / "sensors"
 IMU = SENSORS / "euroc_V1_01_easy_imu0.csv"
 GT = SENSORS / "euroc_V1_01_easy_groundtruth_200hz.txt"

@@ -2,109 +2,19 @@
 floor((p - min) / size) in float32 (as mmcv / spconv), dense grids with
 numpy.bincount / numpy.maximum.at, mmcv's deterministic hard voxelization
 (voxels in order of their first point, first P points, voxels past M
-dropped), PCL VoxelGrid downsampling. Inputs: real clouds in
-data/pointclouds and random clouds written here."""
+dropped), PCL VoxelGrid downsampling (tests/oracles/voxel_oracle.py, shared
+with the Python tests). Inputs: real clouds in data/pointclouds and random
+clouds."""
 import re
 
 import h5py
 import numpy as np
 import pytest
 
-from cli_support import ROOT, robocache  # noqa: F401 (robocache is a fixture)
-
-PC = ROOT / "data" / "pointclouds"
-KITTI = PC / "kitti_raw_hdl64_0000000000.bin"
-KITTI1 = PC / "kitti_raw_hdl64_0000000001.bin"
-NUS = PC / "nuscenes_lidar_top_1532402927647951.pcd.bin"
-CUPCL = PC / "cupcl_sample.pcd"
-
-# DESIGN.md §1.3 presets: voxel_size, point_cloud_range, max_points, max_voxels (test)
-PRESETS = {
-    "second-kitti": ((0.05, 0.05, 0.1), (0, -40, -3, 70.4, 40, 1), 5, 40000),
-    "pointpillars-kitti": ((0.16, 0.16, 4), (0, -39.68, -3, 69.12, 39.68, 1), 32, 40000),
-    "centerpoint-nus": ((0.1, 0.1, 0.2), (-51.2, -51.2, -5, 51.2, 51.2, 3), 10, 120000),
-}
-
-
-def load_bin(path, cols):
-    return np.fromfile(path, dtype="<f4").reshape(-1, cols)
-
-
-def load_pcd_ascii(path):
-    lines = path.read_text().splitlines()
-    start = next(i for i, l in enumerate(lines) if l.startswith("DATA")) + 1
-    return np.loadtxt(lines[start:], dtype=np.float32, ndmin=2)
-
-
-def finite(points):
-    return points[np.isfinite(points[:, :3]).all(axis=1)]
-
-
-def voxel_keys(points, size, rng):
-    """(in-range row indices, linear keys (z*Y+y)*X+x, grid (X, Y, Z), ijk)."""
-    size = np.asarray(size, np.float32)
-    lo, hi = np.asarray(rng[:3], np.float32), np.asarray(rng[3:], np.float32)
-    grid = np.round((hi - lo) / size).astype(np.int64)
-    with np.errstate(invalid="ignore"):
-        ijk = np.floor((points[:, :3] - lo) / size)
-        ok = np.isfinite(points[:, :3]).all(axis=1) & ((ijk >= 0) & (ijk < grid)).all(axis=1)
-    rows = np.nonzero(ok)[0]
-    ijk = ijk[rows].astype(np.int64)
-    keys = (ijk[:, 2] * grid[1] + ijk[:, 1]) * grid[0] + ijk[:, 0]
-    return rows, keys, grid, ijk
-
-
-def first_appearance(keys):
-    """Voxel rank of each point (voxels numbered by first point), counts per rank,
-    unique keys in rank order, and each point's position within its voxel."""
-    uniq, first, inv, counts = np.unique(keys, return_index=True, return_inverse=True,
-                                         return_counts=True)
-    order = np.argsort(first, kind="stable")
-    rank = np.empty_like(order)
-    rank[order] = np.arange(len(order))
-    vr = rank[inv.ravel()]
-    srt = np.argsort(vr, kind="stable")
-    starts = np.cumsum(counts[order]) - counts[order]
-    pos = np.empty(len(vr), np.int64)
-    pos[srt] = np.arange(len(vr)) - starts[vr[srt]]
-    return vr, counts[order], uniq[order], pos
-
-
-def hard_oracle(points, size, rng, P, M):
-    rows, keys, grid, _ = voxel_keys(points, size, rng)
-    vr, counts, ukeys, pos = first_appearance(keys)
-    V = min(len(counts), M)
-    keep = (vr < M) & (pos < P)
-    voxels = np.zeros((V, P, points.shape[1]), np.float32)
-    voxels[vr[keep], pos[keep]] = points[rows[keep]]
-    k = ukeys[:V]
-    coords = np.stack([np.zeros(V, np.int64), k // (grid[0] * grid[1]),
-                       (k // grid[0]) % grid[1], k % grid[0]], axis=1).astype(np.int32)
-    return voxels, coords, np.minimum(counts[:V], P).astype(np.int32), len(counts)
-
-
-def dense_oracle(points, size, rng, mode):
-    rows, keys, grid, _ = voxel_keys(points, size, rng)
-    G = int(np.prod(grid))
-    shape = (1, -1, grid[2], grid[1], grid[0])
-    count = np.bincount(keys, minlength=G)
-    if mode == "count":
-        return count.astype(np.int32).reshape(shape)
-    if mode == "occupancy":
-        return (count > 0).astype(np.uint8).reshape(shape)
-    feats = points[rows, 3:] if points.shape[1] > 3 else points[rows, :3]
-    out = []
-    for f in feats.T:
-        if mode == "max":
-            m = np.full(G, -np.inf, np.float32)
-            np.maximum.at(m, keys, f)
-            out.append(np.where(count > 0, m, 0).astype(np.float32))
-        else:
-            s = np.bincount(keys, weights=f.astype(np.float64), minlength=G)
-            if mode == "mean":
-                s = np.divide(s, count, out=np.zeros(G), where=count > 0)
-            out.append(s.astype(np.float32))
-    return np.stack(out).reshape(shape)
+from cli_support import robocache  # noqa: F401 (robocache is a fixture)
+from voxel_oracle import (CUPCL, KITTI, KITTI1, NUS, PRESETS, dense_oracle, finite,
+                          first_appearance, hard_oracle, load_bin, load_pcd_ascii,
+                          pcl_downsample, random_cloud, range_downsample, voxel_keys)
 
 
 def run_ok(robocache, *args):
@@ -163,17 +73,6 @@ def test_dense_pointpillars_grid(robocache, tmp_path, mode):
     np.testing.assert_array_equal(np.load(out), dense_oracle(load_bin(KITTI, 4), size, rng, mode))
 
 
-def random_cloud(seed, n, cols):
-    g = np.random.default_rng(seed)
-    pts = g.uniform(-1, 11, (n, cols)).astype(np.float32)
-    pts[:, 3:] = g.uniform(-3, 3, (n, cols - 3))
-    snap = g.random(n) < 0.1  # points on voxel faces
-    pts[snap, 0] = np.floor(pts[snap, 0])
-    pts[g.random(n) < 0.01, 1] = np.nan
-    pts[g.random(n) < 0.01, 2] = np.inf
-    return pts
-
-
 @pytest.mark.parametrize("cols", [3, 5])
 @pytest.mark.parametrize("mode", ["count", "sum", "mean", "max"])
 def test_dense_random(robocache, tmp_path, cols, mode):
@@ -223,19 +122,6 @@ def test_batch_equals_single_files(robocache, tmp_path):
         s.close()
 
 
-def pcl_downsample(points, leaf):
-    """PCL VoxelGrid: floor(p * (1/leaf)) in float32 from the cloud's minimum; mean
-    of all columns (f64 sums), voxels in order of first appearance."""
-    inv = np.float32(1) / np.float32(leaf)
-    idx = np.floor(points[:, :3] * inv)
-    idx = (idx - np.floor(points[:, :3].min(axis=0) * inv)).astype(np.int64)
-    dims = idx.max(axis=0) + 1
-    keys = (idx[:, 2] * dims[1] + idx[:, 1]) * dims[0] + idx[:, 0]
-    vr, counts, _, _ = first_appearance(keys)
-    sums = np.stack([np.bincount(vr, weights=c.astype(np.float64)) for c in points.T], axis=1)
-    return (sums / counts[:, None]).astype(np.float32)
-
-
 def test_downsample_cupcl_pcl_semantics(robocache, tmp_path):
     """cuPCL's sample at a 1 m leaf gives 3,440 voxels (the count cuPCL and PCL
     publish); the points equal the NumPy PCL VoxelGrid oracle."""
@@ -252,12 +138,10 @@ def test_downsample_with_range(robocache, tmp_path):
     pts = load_bin(NUS, 5)
     out = tmp_path / "d.h5"
     run_ok(robocache, "-m", "downsample", "--preset", "centerpoint-nus", NUS, "-o", out)
-    rows, keys, _, _ = voxel_keys(pts, size, rng)
-    vr, counts, _, _ = first_appearance(keys)
-    sums = np.stack([np.bincount(vr, weights=c.astype(np.float64)) for c in pts[rows].T], 1)
+    want = range_downsample(pts, size, rng)
     with h5py.File(out) as f:
-        assert f["offsets"][:].tolist() == [0, len(counts)]
-        np.testing.assert_array_equal(f["points"][:], (sums / counts[:, None]).astype(np.float32))
+        assert f["offsets"][:].tolist() == [0, len(want)]
+        np.testing.assert_array_equal(f["points"][:], want)
 
 
 def test_info_point_cloud(robocache):
@@ -270,6 +154,36 @@ def test_info_point_cloud(robocache):
         line = re.search(rf"^\s+{name}\s+(\d+) points in range, (\d+) non-empty", r.stdout, re.M)
         assert (int(line.group(1)), int(line.group(2))) == (len(rows), len(np.unique(keys)))
 
+
+
+@pytest.mark.parametrize("args", [("-p", "second-kitti", KITTI),
+                                  ("-m", "downsample", "-s", "0.2,0.2,0.2", KITTI, KITTI1)])
+def test_info_on_voxelize_output(robocache, tmp_path, args):
+    """`robocache info` of a voxelize HDF5 file lists the arrays h5py finds in
+    it with their shapes and dtypes, and the point counts (in-range points
+    against NumPy for the preset)."""
+    out = tmp_path / "v.h5"
+    run_ok(robocache, *args, "-o", out)
+    r = robocache("info", out)
+    assert r.returncode == 0, r.stderr
+    with h5py.File(out) as f:
+        assert f"mode {f.attrs['mode']}" in r.stdout
+        assert f"{len(f.attrs['sources'])} cloud(s)" in r.stdout
+        arrays = [name for name in f if name not in ("voxel_size", "point_cloud_range")]
+        assert arrays
+        for name in arrays:
+            shape = ", ".join(map(str, f[name].shape))
+            assert re.search(rf"^  /{name} +\[{shape}\] {f[name].dtype}$", r.stdout, re.M), name
+        size = " ".join(f"{v:g}" for v in f["voxel_size"][:])
+        assert f"voxel_size   {size} m" in r.stdout
+        assert ("point_cloud_range" in f) == ("point_cloud_range none" not in r.stdout)
+        counts = re.search(r"points +(\d+), in range (\d+), non-empty voxels (\d+)", r.stdout)
+        assert [int(c) for c in counts.groups()] == [
+            f.attrs[k] for k in ("points_in", "points_in_range", "voxels_nonempty")]
+    if args[1] == "second-kitti":
+        size, rng, _, _ = PRESETS["second-kitti"]
+        rows, _, _, _ = voxel_keys(load_bin(KITTI, 4), size, rng)
+        assert int(counts.group(2)) == len(rows)
 
 def test_errors(robocache, tmp_path):
     bad = tmp_path / "cut.bin"

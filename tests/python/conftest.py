@@ -1,14 +1,18 @@
 """Shared fixtures of the Python tests: the real sensor data in data/sensors,
 an independent NumPy oracle of resample's semantics (DESIGN §1.1 plus the
-lead's bracket/max_gap/tolerance rules), and torch availability."""
+lead's bracket/max_gap/tolerance rules), and torch availability. Also puts
+tests/oracles on sys.path (NumPy oracles shared with the CLI tests:
+`from voxel_oracle import ...`)."""
 
 import math
 import pathlib
+import sys
 
 import numpy as np
 import pytest
 
 DATA = pathlib.Path(__file__).resolve().parents[2] / "data" / "sensors"
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "oracles"))
 
 try:
     import torch
