@@ -35,22 +35,11 @@ import time
 import numpy as np
 import torch
 
+from bench_common import cpu_model
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHAPES = [dict(B=32, S=500, T=250, D=256), dict(B=64, S=4096, T=1024, D=32)]
 TOLERANCE = 1e-5
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    import platform
-
-    return platform.processor() or platform.machine()
 
 
 def find_binary(explicit):

@@ -33,6 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
+from bench_common import cpu_model
+
 ROOT = Path(__file__).resolve().parents[1]
 CLOUDS = {"kitti_raw_hdl64_0000000000.bin": 4, "cupcl_sample.pcd": 0}
 BATCH = ["kitti_raw_hdl64_0000000000.bin", "kitti_raw_hdl64_0000000001.bin"] * 2
@@ -45,16 +47,6 @@ def load(path, cols):
     lines = path.read_text().splitlines()
     start = next(i for i, l in enumerate(lines) if l.startswith("DATA")) + 1
     return np.loadtxt(lines[start:], dtype=np.float32)
-
-
-def cpu_name():
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "cpu"
 
 
 def robocache_times(binary, xyz_files, leaf, threads, repeat):
@@ -117,7 +109,7 @@ def main():
                       f"x{rows[-1]['speedup_median_1thread']:.1f}, {args.threads} threads "
                       f"{rcn['median_ms']:7.3f} ms x{rows[-1]['speedup_median']:.1f} "
                       f"({rcn['points_out']} pts)")
-    cpu = cpu_name()
+    cpu = cpu_model()
     result = {"benchmark": "voxel_downsample_cpu", "cpu": cpu, "threads": args.threads,
               "repeat": args.repeat, "open3d_version": o3d.__version__,
               "load_average_1_5_15min": os.getloadavg(), "cores": os.cpu_count(),

@@ -297,13 +297,17 @@ robocache_status rc_launch_time(robocache_ctx *ctx, const rc_align_args &args, i
 }
 
 /* log2 of the targets per warp: as many as keep RC_WARPS_PER_SM warps per
- * multiprocessor busy (more targets per warp amortise the search; measured
- * on an H100, docs/cuda.md), up to 32; never fewer than fill a warp's lanes
- * in the channel phase. */
+ * multiprocessor busy (more targets per warp amortise the search), up to 32
+ * and up to RC_MAX_ROUNDS unrolled rounds of channel slots per lane; never
+ * fewer than fill a warp's lanes in the channel phase. Tuned on an H100
+ * (docs/cuda.md). */
 #define RC_WARPS_PER_SM 16
-int rc_log_targets(int64_t targets, int sms, int log_group) {
-  int l = 5 - log_group;
-  while (l < 5 && targets >> (l + 1) >= (int64_t)sms * RC_WARPS_PER_SM) l++;
+#define RC_LOG_MAX_ROUNDS 3
+int rc_log_targets(int64_t targets, int sms, const rc_stream_desc *d) {
+  int log_unroll = d->vec >= 8 ? 1 : 2; /* rc_move's U */
+  int cap = RC_LOG_MAX_ROUNDS + log_unroll + 5 - d->log_group - d->log_rounds;
+  int l = 5 - d->log_group;
+  while (l < 5 && l < cap && targets >> (l + 1) >= (int64_t)sms * RC_WARPS_PER_SM) l++;
   return l;
 }
 
@@ -333,7 +337,7 @@ robocache_status rc_launch_chunk(robocache_ctx *ctx, const rc_align_problem *p,
     int64_t slots = sv->opt.method == ROBOCACHE_SLERP ? sv->D / 4 : sv->D / d.vec;
     d.log_group = rc_log2_ceil(slots < 32 ? slots : 32);
     d.log_rounds = rc_log2_ceil((slots + 31) / 32);
-    d.log_targets = rc_log_targets(p->B * p->T, sms, d.log_group);
+    d.log_targets = rc_log_targets(p->B * p->T, sms, &d);
     d.block_begin = (int32_t)blocks;
     int64_t per_block = (int64_t)(RC_CUDA_BLOCK / 32) << d.log_targets;
     blocks += (p->B * p->T + per_block - 1) / per_block;

@@ -153,21 +153,17 @@ static void test_parallel_path(void **state) {
   (void)state;
   rct_rng r = rct_rng_seed(99);
   const int64_t B = 6, S = 300, T = 700, D = 24;
-  rct_resample_args a = {0};
-  robocache_interp_options_init(&a.opt);
-  a.times = rct_make2(ROBOCACHE_DTYPE_I64, B, S);
-  a.values = rct_make3(ROBOCACHE_DTYPE_F32, B, S, D);
-  a.target_times = rct_make2(ROBOCACHE_DTYPE_I64, B, T);
-  a.valid = rct_make2(ROBOCACHE_DTYPE_U8, B, T);
+  rct_resample_args a =
+      rct_resample_args_make(ROBOCACHE_DTYPE_I64, ROBOCACHE_DTYPE_F32, B, S, T, D, 1);
   rct_fill_times(a.times, &r, 0, 1, 1000);
   rct_fill_uniform(a.values, &r, -1, 1);
   for (int64_t b = 0; b < B; b++)
     for (int64_t t = 0; t < T; t++) /* sorted, a few past the end */
       rct_set_i64(a.target_times, b * T + t,
                   rct_get_i64(a.times, b * S + S - 1) * (t + 1) / (T - 10));
-  rct_tensor *outs[4];
+  rct_tensor *outs[4] = {a.out};
   for (int n = 0; n < 4; n++) {
-    outs[n] = rct_make3(ROBOCACHE_DTYPE_F32, B, T, D);
+    if (n > 0) outs[n] = rct_make3(ROBOCACHE_DTYPE_F32, B, T, D);
     robocache_ctx *ctx = NULL;
     assert_int_equal(robocache_ctx_create(&ctx), ROBOCACHE_OK);
     assert_int_equal(robocache_ctx_set_num_threads(ctx, n), ROBOCACHE_OK);
@@ -177,7 +173,6 @@ static void test_parallel_path(void **state) {
     robocache_ctx_free(ctx);
     if (n > 0) rct_assert_bits_equal(outs[n], outs[0], "threads vs default");
   }
-  a.out = outs[0];
   compare_backends(&a, "parallel path");
   a.opt.extrapolate = ROBOCACHE_EXTRAP_ERROR;
   char msg[512];

@@ -136,7 +136,7 @@ def _pipeline(points, offsets):
     return (grid * 2).sum() + count.sum(), voxels, coords, num_voxels
 
 
-@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
 def test_compile_fullgraph(backend):
     torch._dynamo.reset()
     points = torch.from_numpy(random_cloud(12, 5000, 4)).requires_grad_()
@@ -148,7 +148,7 @@ def test_compile_fullgraph(backend):
     points.grad = None
     ref_loss, *ref_hard = _pipeline(points, offsets)
     ref_loss.backward()
-    assert torch.equal(loss, ref_loss)
+    torch.testing.assert_close(loss, ref_loss)  # inductor may sum in another order
     assert torch.equal(grad, points.grad)
     for got, want in zip(hard, ref_hard):
         assert torch.equal(got, want)

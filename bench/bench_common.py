@@ -1,0 +1,16 @@
+"""Helpers shared by the benchmark drivers in bench/ (imported by name: the
+drivers run as `python3 bench/<driver>.py`, which puts bench/ on sys.path)."""
+import platform
+
+
+def cpu_model():
+    """The CPU's model name from /proc/cpuinfo (else what `platform` knows),
+    recorded in the results and used in their file names."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
