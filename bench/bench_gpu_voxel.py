@@ -3,8 +3,8 @@ measured in the same run.
 
     python3 bench/bench_gpu_voxel.py --bin BUILD/bench/bench_voxel_cuda [--out bench/results]
 
-robocache is timed by the C harness bench/bench_voxel_cuda.c (the Python
-binding has no voxel functions yet): each robocache call, including its one
+robocache is timed by the C harness bench/bench_voxel_cuda.c (the C API,
+without the Python binding's overhead): each robocache call, including its one
 stream synchronisation (stats), between two CUDA events, 20 warm-up calls,
 then 200 calls rotating over input/output sets that span > 150 MB (3x L2);
 then the same calls captured in a CUDA graph (robocache unchecked: no

@@ -6,8 +6,16 @@
  * one through rc_voxel_point_key. */
 #include "cpu/voxel_keys_cpu.h"
 
-#define BLOCK 256
 #define PCL_LIMIT 536870912.0f /* 2^29: PCL floors inside +-2^29 take the fast path */
+#define FIXED_BITS 20          /* voxels per axis of the fixed PCL grid: 2^20 */
+
+void rc_voxel_pcl_fixed_keyer(const rc_voxel_problem *p, rc_voxel_keyer *k) {
+  *k = p->keyer;
+  for (int a = 0; a < 3; a++) {
+    k->lo[a] = -(float)(1 << (FIXED_BITS - 1));
+    k->grid[a] = (int64_t)1 << FIXED_BITS;
+  }
+}
 
 /* Range grid axis: v = (x - lo) / size in range when 0 <= v < grid; index
  * (int32)v (= floor(v) for v >= 0). ok[j] &= in range. */
@@ -21,18 +29,21 @@ static void axis_range(const float *restrict x, int32_t *restrict ix, int32_t *r
   }
 }
 
-/* PCL axis: floor(x * inv) - lo. x is overwritten with x * inv (0 when NaN,
- * infinite or beyond +-2^30: never for finite points of a keyer on the fast
- * path); the floor is int32 truncation minus 1 below negative non-integers.
- * Two loops, because GCC vectorises each but not the two fused. */
-static void axis_pcl(float *restrict x, int32_t *restrict ix, int m, float inv, int32_t lo) {
+/* PCL axis: floor(x * inv) - lo, ok[j] &= in [0, grid). x is overwritten
+ * with x * inv (-2^30, out of any fast-path grid, when NaN, infinite or
+ * beyond +-2^30); the floor is int32 truncation minus 1 below negative
+ * non-integers. Two loops, because GCC vectorises each but not the two fused. */
+static void axis_pcl(float *restrict x, int32_t *restrict ix, int32_t *restrict ok, int m,
+                     float inv, int32_t lo, int32_t grid) {
   for (int j = 0; j < m; j++) {
     float u = x[j] * inv;
-    x[j] = u >= -1073741824.0f && u < 1073741824.0f ? u : 0.0f;
+    x[j] = u >= -1073741824.0f && u < 1073741824.0f ? u : -1073741824.0f;
   }
   for (int j = 0; j < m; j++) {
     int32_t t = (int32_t)x[j];
-    ix[j] = t - ((float)t > x[j]) - lo;
+    int32_t i = t - ((float)t > x[j]) - lo;
+    ok[j] &= i >= 0 && i < grid;
+    ix[j] = i;
   }
 }
 
@@ -44,12 +55,11 @@ static int fast_path(const rc_voxel_keyer *k) {
   return 1;
 }
 
-/* Keys of m <= BLOCK rows from row; returns the non-finite points and adds
- * the out-of-range ones to *range. */
-static int64_t block_keys(const rc_voxel_problem *p, const rc_voxel_keyer *k, int64_t row, int m,
-                          int64_t *restrict key, int64_t *range) {
-  float xyz[3][BLOCK];
-  int32_t idx[3][BLOCK], fin[BLOCK], ok[BLOCK];
+/* The fast path for m <= RC_KEY_BLOCK rows. */
+static void block_fast(const rc_voxel_problem *p, const rc_voxel_keyer *k, int64_t row, int m,
+                       int64_t *restrict key, int64_t *nonfinite, int64_t *range) {
+  float xyz[3][RC_KEY_BLOCK];
+  int32_t idx[3][RC_KEY_BLOCK], fin[RC_KEY_BLOCK], ok[RC_KEY_BLOCK];
   rc_voxel_gather_xyz(p, row, m, xyz[0], xyz[1], xyz[2]);
   for (int j = 0; j < m; j++) {
     float x = xyz[0][j], y = xyz[1][j], z = xyz[2][j];
@@ -58,7 +68,7 @@ static int64_t block_keys(const rc_voxel_problem *p, const rc_voxel_keyer *k, in
   }
   for (int a = 0; a < 3; a++) {
     if (k->pcl)
-      axis_pcl(xyz[a], idx[a], m, k->inv_leaf[a], (int32_t)k->lo[a]);
+      axis_pcl(xyz[a], idx[a], ok, m, k->inv_leaf[a], (int32_t)k->lo[a], (int32_t)k->grid[a]);
     else
       axis_range(xyz[a], idx[a], ok, m, k->lo[a], k->size[a], (float)k->grid[a]);
   }
@@ -70,29 +80,33 @@ static int64_t block_keys(const rc_voxel_problem *p, const rc_voxel_keyer *k, in
     nr += fin[j] & !ok[j];
     key[j] = ok[j] ? kk : fin[j] ? RC_KEY_RANGE : RC_KEY_NONFINITE;
   }
+  *nonfinite += nf;
   *range += nr;
-  return nf;
+}
+
+void rc_voxel_keys_block(const rc_voxel_problem *p, const rc_voxel_keyer *k, int64_t row, int m,
+                         int64_t *key, int64_t *nonfinite, int64_t *range) {
+  if (fast_path(k)) {
+    block_fast(p, k, row, m, key, nonfinite, range);
+    return;
+  }
+  for (int i = 0; i < m; i++) {
+    int64_t kk = 0;
+    int cls = rc_voxel_point_key(p, k, row + i, &kk);
+    *nonfinite += cls == RC_VOXEL_NONFINITE;
+    *range += cls == RC_VOXEL_RANGE;
+    key[i] = cls == RC_VOXEL_IN ? kk : cls == RC_VOXEL_RANGE ? RC_KEY_RANGE : RC_KEY_NONFINITE;
+  }
 }
 
 void rc_voxel_keys_cpu(const rc_voxel_problem *p, const rc_voxel_keyer *k, int64_t begin, int64_t n,
                        int threads, int64_t *key, int64_t *nonfinite, int64_t *range) {
   int64_t nf = 0, nr = 0;
-  const int fast = fast_path(k);
-  const int64_t blocks = (n + BLOCK - 1) / BLOCK;
+  const int64_t blocks = (n + RC_KEY_BLOCK - 1) / RC_KEY_BLOCK;
 #pragma omp parallel for num_threads(threads) if (n >= RC_VOXEL_PAR_MIN) schedule(static) reduction(+ : nf, nr)
   for (int64_t blk = 0; blk < blocks; blk++) {
-    const int64_t i0 = blk * BLOCK, m = n - i0 < BLOCK ? n - i0 : BLOCK;
-    if (fast) {
-      nf += block_keys(p, k, begin + i0, (int)m, key + i0, &nr);
-      continue;
-    }
-    for (int64_t i = i0; i < i0 + m; i++) {
-      int64_t kk = 0;
-      int cls = rc_voxel_point_key(p, k, begin + i, &kk);
-      nf += cls == RC_VOXEL_NONFINITE;
-      nr += cls == RC_VOXEL_RANGE;
-      key[i] = cls == RC_VOXEL_IN ? kk : cls == RC_VOXEL_RANGE ? RC_KEY_RANGE : RC_KEY_NONFINITE;
-    }
+    const int64_t i0 = blk * RC_KEY_BLOCK, m = n - i0 < RC_KEY_BLOCK ? n - i0 : RC_KEY_BLOCK;
+    rc_voxel_keys_block(p, k, begin + i0, (int)m, key + i0, &nf, &nr);
   }
   *nonfinite += nf;
   *range += nr;

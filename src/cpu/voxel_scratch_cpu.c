@@ -31,6 +31,8 @@ void rc_voxel_scratch_free(rc_voxel_scratch *s) {
 
 static void clear_table(rc_voxel_scratch *s, int64_t size) {
   s->size = size;
+  s->shift = 64;
+  for (int64_t n = size; n > 1; n >>= 1) s->shift--;
   for (int64_t i = 0; i < size; i++) s->s[i].key = -1;
 }
 
@@ -45,7 +47,7 @@ void rc_voxel_scratch_grow(rc_voxel_scratch *s) {
   clear_table(s, s->size * 4);
   const int64_t mask = s->size - 1;
   for (int64_t v = 0; v < s->nvox; v++) {
-    int64_t h = rc_voxel_slot_of(s->vkey[v], mask);
+    int64_t h = rc_voxel_slot_of(s->vkey[v], s->shift);
     while (s->s[h].key != -1) h = (h + 1) & mask;
     s->s[h] = (rc_voxel_slot){s->vkey[v], v};
   }

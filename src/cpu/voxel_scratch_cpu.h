@@ -17,6 +17,7 @@ typedef struct rc_voxel_slot {
 typedef struct rc_voxel_scratch {
   rc_voxel_slot *s; /* [tmax] */
   int64_t size;     /* slots in use, a power of two <= tmax */
+  int shift;        /* 64 - log2(size) */
   int64_t tmax;     /* slots allocated */
   int64_t nvox;     /* voxels numbered so far */
   int64_t *vkey;    /* [nmax] key of each voxel */
@@ -36,14 +37,16 @@ void rc_voxel_scratch_reset(rc_voxel_scratch *s);
 /* Grows the table 4x and re-inserts the voxels. */
 void rc_voxel_scratch_grow(rc_voxel_scratch *s);
 
-static inline int64_t rc_voxel_slot_of(int64_t key, int64_t mask) {
-  return (int64_t)(((uint64_t)key * 0x9E3779B97F4A7C15ull) >> 24) & mask;
+/* Fibonacci hashing: the top bits of key * 2^64 / golden ratio, which
+ * depend on every bit of the key (keys of PCL grids pack z in bits 40..59). */
+static inline int64_t rc_voxel_slot_of(int64_t key, int shift) {
+  return (int64_t)(((uint64_t)key * 0x9E3779B97F4A7C15ull) >> shift);
 }
 
 /* The voxel number of key (>= 0), numbering a new voxel (count 0) when the
  * key is new; *fresh = 1 then. At most nmax distinct keys per reset. */
 static inline int64_t rc_voxel_scratch_find(rc_voxel_scratch *s, int64_t key, int *fresh) {
-  int64_t mask = s->size - 1, h = rc_voxel_slot_of(key, mask);
+  int64_t mask = s->size - 1, h = rc_voxel_slot_of(key, s->shift);
   for (;;) {
     int64_t k = s->s[h].key;
     if (k == key) {
