@@ -43,10 +43,10 @@ extern "C" {
  * ------------------------------------------------------------------------- */
 typedef enum robocache_status {
   ROBOCACHE_OK = 0,
-  ROBOCACHE_INVALID_ARGUMENT = 1,  /* bad shape, value, option or data */
-  ROBOCACHE_UNSUPPORTED_DTYPE = 2, /* dtype not accepted for that tensor */
+  ROBOCACHE_INVALID_ARGUMENT = 1,   /* bad shape, value, option or data */
+  ROBOCACHE_UNSUPPORTED_DTYPE = 2,  /* dtype not accepted for that tensor */
   ROBOCACHE_UNSUPPORTED_DEVICE = 3, /* e.g. CUDA tensor, CPU-only build */
-  ROBOCACHE_DEVICE_MISMATCH = 4,   /* tensors of one call on different devices */
+  ROBOCACHE_DEVICE_MISMATCH = 4,    /* tensors of one call on different devices */
   ROBOCACHE_OUT_OF_MEMORY = 5,
   ROBOCACHE_CAPACITY_EXCEEDED = 6, /* an output buffer is too small */
   ROBOCACHE_CUDA_ERROR = 7,
@@ -81,15 +81,12 @@ ROBOCACHE_API void robocache_ctx_free(robocache_ctx *ctx);
 ROBOCACHE_API const char *robocache_ctx_error_message(const robocache_ctx *ctx);
 /* Number of CPU threads (OpenMP) the CPU backend uses; 0 = all cores
  * (default). Negative -> INVALID_ARGUMENT. */
-ROBOCACHE_API robocache_status robocache_ctx_set_num_threads(robocache_ctx *ctx,
-                                                             int num_threads);
+ROBOCACHE_API robocache_status robocache_ctx_set_num_threads(robocache_ctx *ctx, int num_threads);
 /* CUDA stream (a cudaStream_t passed as void*) on which kernels launch;
  * NULL = the legacy default stream. Ignored by the CPU backend. */
-ROBOCACHE_API robocache_status robocache_ctx_set_cuda_stream(robocache_ctx *ctx,
-                                                             void *stream);
+ROBOCACHE_API robocache_status robocache_ctx_set_cuda_stream(robocache_ctx *ctx, void *stream);
 /* 1: force the slow reference backend (CPU tensors only), 0: default. */
-ROBOCACHE_API robocache_status robocache_ctx_set_force_reference(robocache_ctx *ctx,
-                                                                 int on);
+ROBOCACHE_API robocache_status robocache_ctx_set_force_reference(robocache_ctx *ctx, int on);
 
 /* ---------------------------------------------------------------------------
  * Tensors (mirror DLPack's DLTensor).
@@ -225,15 +222,14 @@ ROBOCACHE_API robocache_status robocache_resample(
  * stream ("stream 2 (imu): times not increasing: row 0, index 17").
  * ------------------------------------------------------------------------- */
 typedef struct robocache_stream {
-  const char *name;               /* for messages; may be NULL */
-  const robocache_tensor *values; /* [B,S,D] */
-  const robocache_tensor *times;  /* [B,S] */
+  const char *name;                /* for messages; may be NULL */
+  const robocache_tensor *values;  /* [B,S,D] */
+  const robocache_tensor *times;   /* [B,S] */
   const robocache_tensor *lengths; /* [B] i64 or NULL */
   robocache_interp_options options;
 } robocache_stream;
 
-ROBOCACHE_API robocache_status robocache_align(robocache_ctx *ctx,
-                                               const robocache_stream *streams,
+ROBOCACHE_API robocache_status robocache_align(robocache_ctx *ctx, const robocache_stream *streams,
                                                int32_t num_streams,
                                                const robocache_tensor *target_times,
                                                const robocache_tensor *target_lengths,
@@ -280,8 +276,8 @@ ROBOCACHE_API int64_t robocache_uniform_grid_count(int64_t start_ns, int64_t end
 /* Writes the grid above into out[0..count) (count from
  * robocache_uniform_grid_count). capacity < count -> CAPACITY_EXCEEDED. */
 ROBOCACHE_API robocache_status robocache_uniform_grid(robocache_ctx *ctx, int64_t start_ns,
-                                                      int64_t end_ns, double rate_hz,
-                                                      int64_t *out, int64_t capacity);
+                                                      int64_t end_ns, double rate_hz, int64_t *out,
+                                                      int64_t capacity);
 
 /* ---------------------------------------------------------------------------
  * Voxelization (DESIGN §1.3). Declarations below are owned by the voxelize

@@ -53,10 +53,10 @@ RC_HD uint16_t rc_f32_to_f16(float f) {
   uint32_t u = rc_f32_bits(f);
   uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
   uint32_t a = u & 0x7fffffffu;
-  if (a > 0x7f800000u) return (uint16_t)(sign | 0x7e00u);   /* NaN */
-  if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);  /* overflow -> inf */
-  if (a < 0x38800000u) {                                     /* subnormal or zero */
-    if (a < 0x33000000u) return sign;                        /* < 2^-25 rounds to 0 */
+  if (a > 0x7f800000u) return (uint16_t)(sign | 0x7e00u);  /* NaN */
+  if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* overflow -> inf */
+  if (a < 0x38800000u) {                                   /* subnormal or zero */
+    if (a < 0x33000000u) return sign;                      /* < 2^-25 rounds to 0 */
     uint32_t e = a >> 23, m = (a & 0x7fffffu) | 0x800000u;
     uint32_t shift = 126u - e; /* 14..24 */
     uint32_t r = m >> shift, rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1u);

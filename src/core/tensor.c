@@ -68,8 +68,8 @@ robocache_status rc_view_from(robocache_ctx *ctx, const robocache_tensor *t, con
   int64_t stride = 1;
   for (int i = t->ndim - 1; i >= 0; i--) {
     if (t->shape[i] < 0)
-      return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT, "%s: negative size %lld on axis %d",
-                      what, (long long)t->shape[i], i);
+      return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT, "%s: negative size %lld on axis %d", what,
+                      (long long)t->shape[i], i);
     v->shape[i] = t->shape[i];
     v->strides[i] = t->strides ? t->strides[i] : stride;
     stride *= t->shape[i] > 0 ? t->shape[i] : 1;
@@ -79,11 +79,10 @@ robocache_status rc_view_from(robocache_ctx *ctx, const robocache_tensor *t, con
   return ROBOCACHE_OK;
 }
 
-robocache_status rc_check_ndim(robocache_ctx *ctx, const rc_view *v, const char *what,
-                               int ndim) {
+robocache_status rc_check_ndim(robocache_ctx *ctx, const rc_view *v, const char *what, int ndim) {
   if (v->ndim != ndim)
-    return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT, "%s: expected %d dimensions, got %d",
-                    what, ndim, (int)v->ndim);
+    return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT, "%s: expected %d dimensions, got %d", what,
+                    ndim, (int)v->ndim);
   return ROBOCACHE_OK;
 }
 

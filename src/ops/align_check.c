@@ -30,8 +30,8 @@ static robocache_status check_times_row(robocache_ctx *ctx, const rc_align_probl
     double x = rc_load_time_f64(p->time_dtype, t->data, b * t->strides[0] + i * t->strides[1]);
     if (isnan(x))
       return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT,
-                      "stream %d (%s): time is NaN: row %lld, index %lld", k, s->name,
-                      (long long)b, (long long)i);
+                      "stream %d (%s): time is NaN: row %lld, index %lld", k, s->name, (long long)b,
+                      (long long)i);
     if (isinf(x))
       return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT,
                       "stream %d (%s): time is infinite: row %lld, index %lld", k, s->name,
@@ -59,8 +59,7 @@ robocache_status rc_align_check_data(robocache_ctx *ctx, const rc_align_problem 
     if (p->time_dtype != ROBOCACHE_DTYPE_I64) {
       const rc_view *t = &p->target_times;
       for (int64_t i = 0; i < nt; i++) {
-        double x =
-            rc_load_time_f64(p->time_dtype, t->data, b * t->strides[0] + i * t->strides[1]);
+        double x = rc_load_time_f64(p->time_dtype, t->data, b * t->strides[0] + i * t->strides[1]);
         if (!isfinite(x))
           return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT,
                           "target_times: %s value: row %lld, index %lld",

@@ -6,26 +6,26 @@
 #include "core/internal.h"
 
 typedef struct rc_stream_view {
-  const char *name;     /* never NULL ("stream 0" when the caller gave none) */
-  rc_view values;       /* [B,S,D] float; for backward: grad_values (written) */
-  rc_view times;        /* [B,S] time dtype */
-  rc_view lengths;      /* [B] i64 when has_lengths */
+  const char *name; /* never NULL ("stream 0" when the caller gave none) */
+  rc_view values;   /* [B,S,D] float; for backward: grad_values (written) */
+  rc_view times;    /* [B,S] time dtype */
+  rc_view lengths;  /* [B] i64 when has_lengths */
   int has_lengths;
   robocache_interp_options opt; /* validated */
   int64_t S, D;
-  int64_t col;          /* first channel of this stream in out */
+  int64_t col; /* first channel of this stream in out */
 } rc_stream_view;
 
 typedef struct rc_align_problem {
   int64_t B, T, Dout;
   int32_t K;
-  int32_t time_dtype;        /* dtype of every times tensor and target_times */
-  rc_stream_view *streams;   /* [K] */
-  rc_view target_times;      /* [B,T] */
-  rc_view target_lengths;    /* [B] i64 when has_target_lengths */
+  int32_t time_dtype;      /* dtype of every times tensor and target_times */
+  rc_stream_view *streams; /* [K] */
+  rc_view target_times;    /* [B,T] */
+  rc_view target_lengths;  /* [B] i64 when has_target_lengths */
   int has_target_lengths;
-  rc_view out;               /* [B,T,Dout]; for backward: grad_out (read) */
-  rc_view valid;             /* [B,T,K] u8 when has_valid (resample: [B,T,1]) */
+  rc_view out;   /* [B,T,Dout]; for backward: grad_out (read) */
+  rc_view valid; /* [B,T,K] u8 when has_valid (resample: [B,T,1]) */
   int has_valid;
 } rc_align_problem;
 

@@ -27,8 +27,7 @@ robocache_status robocache_uniform_grid(robocache_ctx *ctx, int64_t start_ns, in
     return rc_error(ctx, ROBOCACHE_CAPACITY_EXCEEDED,
                     "uniform_grid: %lld points do not fit in capacity %lld", (long long)n,
                     (long long)capacity);
-  if (n > 0 && !out)
-    return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT, "uniform_grid: out is NULL");
+  if (n > 0 && !out) return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT, "uniform_grid: out is NULL");
   double period = 1e9 / rate_hz;
   for (int64_t i = 0; i < n; i++) out[i] = start_ns + llround((double)i * period);
   return ROBOCACHE_OK;
@@ -43,8 +42,7 @@ robocache_status robocache_streams_span(robocache_ctx *ctx, const robocache_stre
                     "streams_span: need streams, start_ns and end_ns (num_streams = %d)",
                     (int)num_streams);
   if (span != ROBOCACHE_SPAN_OVERLAP && span != ROBOCACHE_SPAN_UNION)
-    return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT, "streams_span: unknown span %d",
-                    (int)span);
+    return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT, "streams_span: unknown span %d", (int)span);
   int64_t B = -1;
   for (int k = 0; k < num_streams; k++) {
     rc_view t, len = {0};
