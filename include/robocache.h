@@ -280,10 +280,8 @@ ROBOCACHE_API robocache_status robocache_uniform_grid(robocache_ctx *ctx, int64_
                                                       int64_t capacity);
 
 /* ---------------------------------------------------------------------------
- * Voxelization (DESIGN §1.3). Declarations below are owned by the voxelize
- * work; see docs/voxelize.md.
+ * Voxelization (DESIGN §1.3); guide in docs/voxelize.md.
  * ------------------------------------------------------------------------- */
-/* @@VOXELIZE-BEGIN@@ */
 /*
  * Common conventions of the voxelization calls (DESIGN §1.3; names as in
  * mmdet3d / OpenPCDet):
@@ -421,7 +419,6 @@ typedef struct robocache_voxel_preset {
 ROBOCACHE_API const robocache_voxel_preset *robocache_voxel_preset_at(int32_t i);
 /* The preset named `name`, or NULL when there is none. */
 ROBOCACHE_API const robocache_voxel_preset *robocache_voxel_preset_find(const char *name);
-/* @@VOXELIZE-END@@ */
 
 #ifdef __cplusplus
 }
