@@ -15,8 +15,10 @@ per scan), x y z only (every tool averages x, y, z: PCL with PointXYZ),
 leaves 0.05, 0.1, 0.2, 1 m. Open3D runs with OMP_NUM_THREADS = --threads;
 robocache with 1 thread and with --threads; PCL's VoxelGrid is
 single-threaded (one filter() per scan, a warm-up call first). PCL and
-robocache use the same voxels: the run stops unless their point counts agree. Times: median, p10, p90 over --repeat calls
-(for robocache the first call is included, there is no separate warm-up).
+robocache use the same voxels: the run stops unless their point counts agree
+(except where PCL refuses a leaf too small for the cloud's extent: recorded,
+no ratio). Times: median, p10, p90 over --repeat calls (for robocache the
+first call is included, there is no separate warm-up).
 The load average is recorded: on a machine shared with other work, OpenMP
 threads that wait at a barrier spin and slow robocache's multi-threaded runs
 down (robocache with 1 thread is the robust figure there).
@@ -83,7 +85,8 @@ def open3d_times(o3d, clouds, leaf, repeat):
 
 def build_pcl(tmp):
     """Compiles bench/pcl_voxelgrid.cpp into tmp; returns the binary."""
-    if not shutil.which("g++") or subprocess.run(["pkg-config", "--exists", "pcl_filters"]).returncode:
+    if not shutil.which("g++") or subprocess.run(["pkg-config", "--exists",
+                                                  "pcl_filters"]).returncode:
         raise SystemExit("g++ and PCL (pkg-config pcl_filters) are needed: "
                          "run bench/install-bench-deps.sh")
     flags = subprocess.run(["pkg-config", "--cflags", "--libs", "pcl_filters"],
@@ -162,14 +165,16 @@ def main():
     cpu = cpu_model()
     result = {"benchmark": "voxel_downsample_cpu", "cpu": cpu, "threads": args.threads,
               "repeat": args.repeat, "open3d_version": o3d.__version__,
-              "pcl_version": rows[0]["pcl"]["pcl_version"], "gxx_version": tool_version(["g++", "--version"]),
+              "pcl_version": rows[0]["pcl"]["pcl_version"],
+              "gxx_version": tool_version(["g++", "--version"]),
               "load_average_1_5_15min_before": load_before,
               "load_average_1_5_15min": os.getloadavg(), "cores": os.cpu_count(),
               "robocache_version": subprocess.run([args.bin, "--version"], capture_output=True,
                                                   text=True).stdout.strip(),
               "numpy_version": np.__version__, "python": platform.python_version(),
               "command": "python3 bench/bench_voxel_downsample.py " +
-                         f"--threads {args.threads} --repeat {args.repeat}",
+                         f"--bin {os.path.relpath(args.bin, ROOT)} --threads {args.threads} "
+                         f"--repeat {args.repeat}",
               "rows": rows}
     slug = re.sub(r"[^a-z0-9]+", "-", cpu.lower()).strip("-")[:40]
     Path(args.out).mkdir(parents=True, exist_ok=True)

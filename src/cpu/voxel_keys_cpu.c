@@ -6,15 +6,17 @@
  * one through rc_voxel_point_key. */
 #include "cpu/voxel_keys_cpu.h"
 
-#define PCL_LIMIT 536870912.0f   /* 2^29: PCL floors inside +-2^29 take the fast path */
-#define FIXED_BITS 20            /* voxels per axis of the fixed PCL grid: 2^20 */
-#define RC_FIXED_LO (-524288.0f) /* its origin: -2^19 */
+#include "cpu/cpu_clones.h"
+
+#define PCL_LIMIT 536870912.0f /* 2^29: PCL floors inside +-2^29 take the fast path */
+#define FIXED_BITS 20          /* voxels per axis of the fixed PCL grid: 2^20 */
+#define FIXED_N ((int64_t)1 << FIXED_BITS)
 
 void rc_voxel_pcl_fixed_keyer(const rc_voxel_problem *p, rc_voxel_keyer *k) {
   *k = p->keyer;
   for (int a = 0; a < 3; a++) {
-    k->lo[a] = RC_FIXED_LO;
-    k->grid[a] = (int64_t)1 << FIXED_BITS;
+    k->lo[a] = -(float)(FIXED_N / 2);
+    k->grid[a] = FIXED_N;
   }
 }
 
@@ -30,10 +32,11 @@ static void axis_range(const float *restrict x, int32_t *restrict ix, int32_t *r
   }
 }
 
-/* PCL axis: floor(x * inv) - lo, ok[j] &= in [0, grid). x is overwritten
- * with x * inv (-2^30, out of any fast-path grid, when NaN, infinite or
- * beyond +-2^30); the floor is int32 truncation minus 1 below negative
- * non-integers. Two loops, because GCC vectorises each but not the two fused. */
+/* PCL axis: floor(x * inv) - lo, ok[j] &= in [0, grid) (index 0 if not).
+ * x is overwritten with x * inv (-2^30, out of any fast-path grid, when NaN,
+ * infinite or beyond +-2^30); the floor is int32 truncation minus 1 below
+ * negative non-integers. Two loops, because GCC vectorises each but not the
+ * two fused. */
 static void axis_pcl(float *restrict x, int32_t *restrict ix, int32_t *restrict ok, int m,
                      float inv, int32_t lo, int32_t grid) {
   for (int j = 0; j < m; j++) {
@@ -43,8 +46,9 @@ static void axis_pcl(float *restrict x, int32_t *restrict ix, int32_t *restrict 
   for (int j = 0; j < m; j++) {
     int32_t t = (int32_t)x[j];
     int32_t i = t - ((float)t > x[j]) - lo;
-    ok[j] &= i >= 0 && i < grid;
-    ix[j] = i;
+    int32_t in = i >= 0 && i < grid;
+    ok[j] &= in;
+    ix[j] = in ? i : 0;
   }
 }
 
@@ -56,17 +60,10 @@ static int fast_path(const rc_voxel_keyer *k) {
   return 1;
 }
 
-/* x86-64 GCC: an AVX2 clone of block_fast, picked at load time when the
- * CPU has AVX2 (same IEEE operations, 8 lanes instead of 4). */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define RC_KEYS_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define RC_KEYS_CLONES
-#endif
-
 /* The fast path for m <= RC_KEY_BLOCK rows. */
-RC_KEYS_CLONES static void block_fast(const rc_voxel_problem *p, const rc_voxel_keyer *k, int64_t row, int m,
-                       int64_t *restrict key, int64_t *nonfinite, int64_t *range) {
+RC_CPU_CLONES static void block_fast(const rc_voxel_problem *p, const rc_voxel_keyer *k,
+                                     int64_t row, int m, int64_t *restrict key, int64_t *nonfinite,
+                                     int64_t *range) {
   float xyz[3][RC_KEY_BLOCK];
   int32_t idx[3][RC_KEY_BLOCK], fin[RC_KEY_BLOCK], ok[RC_KEY_BLOCK];
   rc_voxel_gather_xyz(p, row, m, xyz[0], xyz[1], xyz[2]);
@@ -88,8 +85,10 @@ RC_KEYS_CLONES static void block_fast(const rc_voxel_problem *p, const rc_voxel_
   }
   *nonfinite += nf;
   *range += nr;
-  if (k->pcl && k->lo[0] == RC_FIXED_LO && k->lo[1] == RC_FIXED_LO && k->lo[2] == RC_FIXED_LO) {
-    /* fixed grid: the key's 32-bit halves, which vectorise (int64 products do not) */
+  const int64_t X = k->grid[0], Y = k->grid[1];
+  if (X == FIXED_N && Y == FIXED_N && k->grid[2] <= FIXED_N) {
+    /* the fixed PCL grid: (iz * Y + iy) * X + ix = iz << 40 | iy << 20 | ix,
+     * built from 32-bit halves, which vectorise (int64 products do not) */
     for (int j = 0; j < m; j++) {
       uint32_t lo = (uint32_t)idx[0][j] | (uint32_t)idx[1][j] << FIXED_BITS;
       uint32_t hi = (uint32_t)idx[1][j] >> (32 - FIXED_BITS) | (uint32_t)idx[2][j]
@@ -99,7 +98,6 @@ RC_KEYS_CLONES static void block_fast(const rc_voxel_problem *p, const rc_voxel_
     }
     return;
   }
-  const int64_t X = k->grid[0], Y = k->grid[1];
   for (int j = 0; j < m; j++) {
     int64_t kk = ((int64_t)idx[2][j] * Y + idx[1][j]) * X + idx[0][j];
     key[j] = ok[j] ? kk : fin[j] ? RC_KEY_RANGE : RC_KEY_NONFINITE;
