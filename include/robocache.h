@@ -87,6 +87,36 @@ ROBOCACHE_API robocache_status robocache_ctx_set_num_threads(robocache_ctx *ctx,
 ROBOCACHE_API robocache_status robocache_ctx_set_cuda_stream(robocache_ctx *ctx, void *stream);
 /* 1: force the slow reference backend (CPU tensors only), 0: default. */
 ROBOCACHE_API robocache_status robocache_ctx_set_force_reference(robocache_ctx *ctx, int on);
+/* Data checks of CUDA calls (CUDA backend only; docs/cuda.md, "Data checks").
+ * on != 0 (default): each resample / align / voxelize call on CUDA tensors
+ * verifies the data on the device and synchronises the context's stream once
+ * to report errors (same status and message as the CPU backend) and to fill
+ * the voxel stats.
+ * on == 0: no synchronisation, calls are fully asynchronous (as inside a CUDA
+ * graph capture, where this mode is automatic). Nothing is read or written out
+ * of bounds, but bad data is not reported:
+ *   - resample / align (and backward): instead of INVALID_ARGUMENT, every
+ *     target of a row whose length is outside 1..S, a non-finite target time,
+ *     a target whose extrapolation pair is not increasing, and every
+ *     EXTRAP_ERROR target give NaN in all channels and valid = 0 (and no
+ *     gradient); target_lengths are clamped to 0..T. A target inside a
+ *     locally increasing bracket of an otherwise non-monotone (or partly NaN)
+ *     row is still interpolated from that bracket: the full-row scan is what
+ *     the check adds.
+ *   - voxelize / voxelize_hard / voxel_downsample: stats hold only points_in
+ *     (the other counters are -1: unknown); offsets that fail the check
+ *     (offsets[0] != 0, decreasing, offsets[B] != N) are clamped to 0..N and
+ *     the outputs are unspecified (within their shapes) instead of
+ *     INVALID_ARGUMENT; voxel_downsample writes only the rows that fit in out
+ *     (out_offsets clamped to its capacity; capacity N always suffices)
+ *     instead of CAPACITY_EXCEEDED, and a PCL grid of more than 2^62 voxels
+ *     gives unspecified rows for that cloud instead of INVALID_ARGUMENT.
+ * Calls through one context share its device workspace: a call on another
+ * stream first waits (on the device, no host synchronisation) for the
+ * unchecked calls still using it.
+ * Use 0 in training loops once the dataset has been validated with checks on.
+ * The CPU backend always checks (the setting does not change CPU results). */
+ROBOCACHE_API robocache_status robocache_ctx_set_sync_checks(robocache_ctx *ctx, int on);
 
 /* ---------------------------------------------------------------------------
  * Tensors (mirror DLPack's DLTensor).

@@ -31,7 +31,7 @@ def _is_torch(x):
 def resample(values, times, target_times, *, lengths=None, target_lengths=None,
              method="linear", extrapolate="clamp", fill_value=math.nan, max_gap=None,
              tolerance=None, time_offset=0, quat_order="xyzw", return_valid=False, out=None,
-             valid=None, out_dtype=None, stream=None):
+             valid=None, out_dtype=None, stream=None, check=True):
     """Resamples one stream onto target times, per row (DESIGN §1.1).
 
     Shapes (B batch rows, S samples, T targets, D channels):
@@ -73,6 +73,17 @@ def resample(values, times, target_times, *, lengths=None, target_lengths=None,
     bool or uint8); valid= implies return_valid.
     CUDA inputs run on `stream` (an int cudaStream_t or torch.cuda.Stream),
     default the framework's current stream.
+    check         CUDA inputs only (the CPU always checks). True (default): the
+                  data are verified on the device and the stream is
+                  synchronised once to raise the errors below (tens of us of
+                  wall time per call). False: fully asynchronous, no error
+                  for bad data: targets of a row whose length is out of
+                  range, non-finite target times, non-increasing
+                  extrapolation pairs and extrapolate="error" targets come out
+                  NaN with valid False (no gradient); a target inside a
+                  locally increasing bracket of an otherwise bad row is still
+                  interpolated. For training loops, once the dataset has been
+                  validated with check=True.
 
     Raises ValueError (shapes, option values, lengths, non-increasing or NaN
     times naming row and index, targets out of range with extrapolate="error"),
@@ -83,7 +94,7 @@ def resample(values, times, target_times, *, lengths=None, target_lengths=None,
         return _torch_ops.resample(values, times, target_times, lengths, target_lengths,
                                    method, extrapolate, fill_value, max_gap, tolerance,
                                    time_offset, quat_order, return_valid, out, valid,
-                                   out_dtype, stream)
+                                   out_dtype, stream, check)
     fw = _frameworks.of(values)
     out_dtype = fw.out_dtype(out_dtype)
     return_valid = return_valid or valid is not None
@@ -97,7 +108,7 @@ def resample(values, times, target_times, *, lengths=None, target_lengths=None,
         stream = fw.stream(values) if stream is None else stream
     o, v = _C.resample(values, times, target_times, lengths, target_lengths, method,
                        extrapolate, fill_value, max_gap, tolerance, time_offset, quat_order,
-                       out, valid, out_dtype, return_valid, stream)
+                       out, valid, out_dtype, return_valid, stream, check)
     return (fw.wrap(o), fw.wrap(v)) if return_valid else fw.wrap(o)
 
 
@@ -135,7 +146,7 @@ class Stream:
 
 
 def align(streams, target_times, *, target_lengths=None, out_dtype=None, return_valid=True,
-          out=None, valid=None, stream=None):
+          out=None, valid=None, stream=None, check=True):
     """Aligns K streams onto one time grid (multimodal fusion, DESIGN §1.2).
 
     streams        sequence of robocache.Stream (each its own method,
@@ -147,7 +158,8 @@ def align(streams, target_times, *, target_lengths=None, out_dtype=None, return_
     without a channel axis gives one column); out dtype float32 unless
     out_dtype (float64, float16, bfloat16). With return_valid=False, out only.
     Output framework: that of the first stream's values. Errors as resample,
-    naming the stream.
+    naming the stream; check=False (CUDA only) as in resample: no
+    synchronisation, bad targets NaN with valid False instead of errors.
     """
     streams = list(streams)
     if not streams:
@@ -158,7 +170,7 @@ def align(streams, target_times, *, target_lengths=None, out_dtype=None, return_
     first = streams[0].values
     if _is_torch(first):
         return _torch_ops.align(streams, target_times, target_lengths, out_dtype, return_valid,
-                                out, valid, stream)
+                                out, valid, stream, check)
     fw = _frameworks.of(first)
     out_dtype = fw.out_dtype(out_dtype)
     return_valid = return_valid or valid is not None
@@ -171,7 +183,7 @@ def align(streams, target_times, *, target_lengths=None, out_dtype=None, return_
             valid = fw.empty(valid_shape, bool, first)
         stream = fw.stream(first) if stream is None else stream
     o, v = _C.align([s._c_tuple() for s in streams], target_times, target_lengths, out, valid,
-                    out_dtype, return_valid, stream)
+                    out_dtype, return_valid, stream, check)
     return (fw.wrap(o), fw.wrap(v)) if return_valid else fw.wrap(o)
 
 

@@ -7,8 +7,11 @@ autograd flows to `values` through robocache_resample_backward (the transpose
 of the interpolation weights, deterministic). robocache::resample_out and
 robocache::align_out fill caller-allocated out=/valid= tensors (no autograd).
 Outputs are allocated with torch.empty on the input's device; CUDA work runs
-on torch.cuda.current_stream() unless a stream is given. A plain eager call
-that needs no autograd runs the op's implementation directly (see _eager).
+on torch.cuda.current_stream() unless a stream is given. Every op ends with
+`check: bool = True`: False skips the CUDA data checks' stream
+synchronisation (robocache_ctx_set_sync_checks; the fake implementations do
+not depend on it). A plain eager call that needs no autograd runs the op's
+implementation directly (see _eager).
 """
 
 import operator
@@ -113,11 +116,11 @@ def _resample_out_impl(values: Tensor, times: Tensor, target_times: Tensor,
                        extrapolate: str, fill_value: float, max_gap: Optional[Scalar],
                        tolerance: Optional[Scalar], time_offset: Optional[Scalar],
                        quat_order: str, out: Tensor, valid: Optional[Tensor],
-                       stream: Optional[int]) -> None:
+                       stream: Optional[int], check: bool = True) -> None:
     _C.resample(_cap(values), _cap(times), _cap(target_times), _cap(lengths),
                 _cap(target_lengths), method, extrapolate, fill_value, max_gap, tolerance,
                 time_offset, quat_order, _cap(out), _cap(valid), None, False,
-                _stream(values, stream))
+                _stream(values, stream), check)
 
 
 resample_out = torch.library.custom_op("robocache::resample_out", _resample_out_impl,
@@ -126,7 +129,7 @@ resample_out = torch.library.custom_op("robocache::resample_out", _resample_out_
 
 @resample_out.register_fake
 def _(values, times, target_times, lengths, target_lengths, method, extrapolate, fill_value,
-      max_gap, tolerance, time_offset, quat_order, out, valid, stream):
+      max_gap, tolerance, time_offset, quat_order, out, valid, stream, check=True):
     return None
 
 
@@ -135,12 +138,12 @@ def _resample_op_impl(values: Tensor, times: Tensor, target_times: Tensor,
                       extrapolate: str, fill_value: float, max_gap: Optional[Scalar],
                       tolerance: Optional[Scalar], time_offset: Optional[Scalar],
                       quat_order: str, out_dtype: Optional[torch.dtype],
-                      stream: Optional[int]) -> tuple[Tensor, Tensor]:
+                      stream: Optional[int], check: bool = True) -> tuple[Tensor, Tensor]:
     out, valid = _resample_empty(values, times, target_times, out_dtype)
     _C.resample(_cap(values), _cap(times), _cap(target_times), _cap(lengths),
                 _cap(target_lengths), method, extrapolate, fill_value, max_gap, tolerance,
                 time_offset, quat_order, _cap(out), _cap(valid), None, True,
-                _stream(values, stream))
+                _stream(values, stream), check)
     return out, valid
 
 
@@ -149,7 +152,7 @@ resample_op = torch.library.custom_op("robocache::resample", _resample_op_impl, 
 
 @resample_op.register_fake
 def _(values, times, target_times, lengths, target_lengths, method, extrapolate, fill_value,
-      max_gap, tolerance, time_offset, quat_order, out_dtype, stream):
+      max_gap, tolerance, time_offset, quat_order, out_dtype, stream, check=True):
     return _resample_empty(values, times, target_times, out_dtype)
 
 
@@ -159,7 +162,7 @@ def resample_backward(grad_out: Tensor, times: Tensor, target_times: Tensor,
                       extrapolate: str, fill_value: float, max_gap: Optional[Scalar],
                       tolerance: Optional[Scalar], time_offset: Optional[Scalar],
                       quat_order: str, values_shape: List[int], values_dtype: torch.dtype,
-                      stream: Optional[int]) -> Tensor:
+                      stream: Optional[int], check: bool = True) -> Tensor:
     """grad of values: the transpose of resample's weights applied to grad_out
     (computed in float64 for float64 grad_out, else float32)."""
     work = grad_out.dtype if grad_out.dtype in (torch.float32, torch.float64) else torch.float32
@@ -167,13 +170,14 @@ def resample_backward(grad_out: Tensor, times: Tensor, target_times: Tensor,
     _C.resample_backward(_cap(grad_out.to(work)), _cap(times), _cap(target_times), _cap(lengths),
                          _cap(target_lengths), method, extrapolate, fill_value, max_gap,
                          tolerance, time_offset, quat_order, _cap(grad_values),
-                         _stream(grad_out, stream))
+                         _stream(grad_out, stream), check)
     return grad_values.to(values_dtype)
 
 
 @resample_backward.register_fake
 def _(grad_out, times, target_times, lengths, target_lengths, method, extrapolate, fill_value,
-      max_gap, tolerance, time_offset, quat_order, values_shape, values_dtype, stream):
+      max_gap, tolerance, time_offset, quat_order, values_shape, values_dtype, stream,
+      check=True):
     return grad_out.new_empty(values_shape, dtype=values_dtype)
 
 
@@ -183,7 +187,7 @@ def _resample_setup(ctx, inputs, output):
     ctx.options = inputs[5:12]
     ctx.values_shape = list(values.shape)
     ctx.values_dtype = values.dtype
-    ctx.stream = inputs[13]
+    ctx.stream, ctx.check = inputs[13:15]
 
 
 def _resample_grad(ctx, grad_out, grad_valid):
@@ -192,8 +196,8 @@ def _resample_grad(ctx, grad_out, grad_valid):
     if ctx.needs_input_grad[0]:
         grad_values = resample_backward(grad_out, times, target_times, lengths, target_lengths,
                                         *ctx.options, ctx.values_shape, ctx.values_dtype,
-                                        ctx.stream)
-    return (grad_values,) + (None,) * 13
+                                        ctx.stream, ctx.check)
+    return (grad_values,) + (None,) * (len(ctx.needs_input_grad) - 1)
 
 
 resample_op.register_autograd(_resample_grad, setup_context=_resample_setup)
@@ -201,7 +205,7 @@ resample_op.register_autograd(_resample_grad, setup_context=_resample_setup)
 
 def resample(values, times, target_times, lengths, target_lengths, method, extrapolate,
              fill_value, max_gap, tolerance, time_offset, quat_order, return_valid, out, valid,
-             out_dtype, stream):
+             out_dtype, stream, check):
     """robocache.resample for torch tensors (see its docstring)."""
     return_valid = return_valid or valid is not None
     stream = _stream_arg(stream)
@@ -216,7 +220,7 @@ def resample(values, times, target_times, lengths, target_lengths, method, extra
     if out is None and valid is None:
         op = _resample_op_impl if eager else resample_op
         result, mask = op(values, times, target_times, lengths, target_lengths, *opts,
-                          _torch_dtype(out_dtype), stream)
+                          _torch_dtype(out_dtype), stream, bool(check))
         return (result, mask) if return_valid else result
     if torch.is_grad_enabled() and values.requires_grad:
         raise ValueError("out: resample(..., out=...) does not support autograd; "
@@ -227,7 +231,8 @@ def resample(values, times, target_times, lengths, target_lengths, method, extra
     if valid is None and return_valid:
         valid = values.new_empty(valid_shape, dtype=torch.bool)
     op = _resample_out_impl if eager else resample_out
-    op(values, times, target_times, lengths, target_lengths, *opts, out, valid, stream)
+    op(values, times, target_times, lengths, target_lengths, *opts, out, valid, stream,
+       bool(check))
     return (out, valid) if return_valid else out
 
 
@@ -255,14 +260,14 @@ def _align_op_impl(values: List[Tensor], times: List[Tensor], lengths: List[Opti
                    methods: str, extrapolates: str, fill_values: List[float],
                    max_gaps: List[Scalar], tolerances: List[Scalar], time_offsets: List[Scalar],
                    quat_orders: str, out_dtype: Optional[torch.dtype],
-                   stream: Optional[int]) -> tuple[Tensor, Tensor]:
+                   stream: Optional[int], check: bool = True) -> tuple[Tensor, Tensor]:
     """max_gaps / tolerances: 0 means no limit; names, methods, extrapolates,
     quat_orders: one str per stream joined by _SEP (a name "" means none)."""
     out, valid = _align_empty(values, times, target_times, out_dtype)
     streams = _c_streams(values, times, lengths, names, methods, extrapolates, fill_values,
                          max_gaps, tolerances, time_offsets, quat_orders)
     _C.align(streams, _cap(target_times), _cap(target_lengths), _cap(out), _cap(valid), None,
-             True, _stream(values[0], stream))
+             True, _stream(values[0], stream), check)
     return out, valid
 
 
@@ -271,7 +276,8 @@ align_op = torch.library.custom_op("robocache::align", _align_op_impl, mutates_a
 
 @align_op.register_fake
 def _(values, times, lengths, target_times, target_lengths, names, methods, extrapolates,
-      fill_values, max_gaps, tolerances, time_offsets, quat_orders, out_dtype, stream):
+      fill_values, max_gaps, tolerances, time_offsets, quat_orders, out_dtype, stream,
+      check=True):
     return _align_empty(values, times, target_times, out_dtype)
 
 
@@ -280,11 +286,11 @@ def _align_out_impl(values: List[Tensor], times: List[Tensor], lengths: List[Opt
                     methods: str, extrapolates: str, fill_values: List[float],
                     max_gaps: List[Scalar], tolerances: List[Scalar], time_offsets: List[Scalar],
                     quat_orders: str, out: Tensor, valid: Optional[Tensor],
-                    stream: Optional[int]) -> None:
+                    stream: Optional[int], check: bool = True) -> None:
     streams = _c_streams(values, times, lengths, names, methods, extrapolates, fill_values,
                          max_gaps, tolerances, time_offsets, quat_orders)
     _C.align(streams, _cap(target_times), _cap(target_lengths), _cap(out), _cap(valid), None,
-             False, _stream(values[0], stream))
+             False, _stream(values[0], stream), check)
 
 
 align_out = torch.library.custom_op("robocache::align_out", _align_out_impl,
@@ -293,7 +299,8 @@ align_out = torch.library.custom_op("robocache::align_out", _align_out_impl,
 
 @align_out.register_fake
 def _(values, times, lengths, target_times, target_lengths, names, methods, extrapolates,
-      fill_values, max_gaps, tolerances, time_offsets, quat_orders, out, valid, stream):
+      fill_values, max_gaps, tolerances, time_offsets, quat_orders, out, valid, stream,
+      check=True):
     return None
 
 
@@ -308,7 +315,7 @@ def _align_setup(ctx, inputs, output):
     ctx.values_dtypes = [v.dtype for v in values]
     ctx.dims = [_shapes.channels(v.shape, t.dim()) for v, t in zip(values, times)]
     ctx.channels = [_shapes.has_channels(v.shape, t.dim()) for v, t in zip(values, times)]
-    ctx.stream = inputs[14]
+    ctx.stream, ctx.check = inputs[14:16]
     ctx.lengths_grad = [None] * K if all(x is not None for x in lengths) else None
 
 
@@ -332,15 +339,19 @@ def _align_grad(ctx, grad_out, grad_valid):
         grads.append(resample_backward(
             g, times[k], target_times, lengths[k], target_lengths, methods[k], extrapolates[k],
             fill_values[k], max_gaps[k] or None, tolerances[k] or None, offsets[k],
-            quat_orders[k], ctx.values_shapes[k], ctx.values_dtypes[k], ctx.stream))
-    # one entry per input; Tensor[] inputs (a list with no None) get a list
-    return (grads, [None] * K, ctx.lengths_grad) + (None,) * 12
+            quat_orders[k], ctx.values_shapes[k], ctx.values_dtypes[k], ctx.stream,
+            ctx.check))
+    # one entry per input (needs_input_grad has one per input as the op was
+    # called: a trailing check=True, the default, may be left out); Tensor[]
+    # inputs (a list with no None) get a list
+    return (grads, [None] * K, ctx.lengths_grad) + (None,) * (len(ctx.needs_input_grad) - 3)
 
 
 align_op.register_autograd(_align_grad, setup_context=_align_setup)
 
 
-def align(streams, target_times, target_lengths, out_dtype, return_valid, out, valid, stream):
+def align(streams, target_times, target_lengths, out_dtype, return_valid, out, valid, stream,
+          check):
     """robocache.align for torch tensors (see its docstring)."""
     stream = _stream_arg(stream)
     target_times, target_lengths, out, valid = (
@@ -360,7 +371,7 @@ def align(streams, target_times, target_lengths, out_dtype, return_valid, out, v
     eager = _eager(args[0], (*args[1], *args[2], target_times, target_lengths, out, valid))
     if out is None and valid is None:
         op = _align_op_impl if eager else align_op
-        result, mask = op(*args, _torch_dtype(out_dtype), stream)
+        result, mask = op(*args, _torch_dtype(out_dtype), stream, bool(check))
         return (result, mask) if return_valid else result
     if torch.is_grad_enabled() and any(v.requires_grad for v in args[0]):
         raise ValueError("out: align(..., out=...) does not support autograd; "
@@ -372,7 +383,7 @@ def align(streams, target_times, target_lengths, out_dtype, return_valid, out, v
                                      device=streams[0].values.device)
     if valid is None and return_valid:
         valid = out.new_empty(tuple(out.shape[:-1]) + (len(streams),), dtype=torch.bool)
-    (_align_out_impl if eager else align_out)(*args, out, valid, stream)
+    (_align_out_impl if eager else align_out)(*args, out, valid, stream, bool(check))
     return (out, valid) if return_valid else out
 
 

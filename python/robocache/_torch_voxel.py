@@ -5,7 +5,8 @@ robocache::voxel_downsample are torch.library custom ops with fake
 follows from voxel_size and point_cloud_range, hard voxelization and
 downsampling return their fixed capacity), so torch.compile(fullgraph=True)
 keeps them in the graph. Each op also returns the call's 8 stats counters as
-a CPU int64 tensor.
+a CPU int64 tensor, and ends with `check: bool = True` (False: no stream
+synchronisation for CUDA points; the stats then hold only points_in).
 
 Autograd: the features of mode "sum" and "mean" (DESIGN §5). d out[b,f,v] /
 d feature[i,f] is 1 (sum) or 1 / count[v] (mean) when point i lies in voxel v
@@ -49,11 +50,11 @@ def _dense_empty(points, offsets, voxel_size, point_cloud_range, mode, out_dtype
 
 def _voxelize_impl(points: Tensor, offsets: Optional[Tensor], voxel_size: List[float],
                    point_cloud_range: List[float], mode: str, out_dtype: torch.dtype,
-                   stream: Optional[int]) -> tuple[Tensor, Tensor]:
+                   stream: Optional[int], check: bool = True) -> tuple[Tensor, Tensor]:
     out = _dense_empty(points, offsets, voxel_size, point_cloud_range, mode, out_dtype)
     _, stats = _C.voxelize(_cap(points), _cap(offsets), voxel_size, point_cloud_range, mode,
                            _cap(out), _frameworks.dtype_name(out_dtype),
-                           _stream(points, stream))
+                           _stream(points, stream), check)
     return out, _stats(stats)
 
 
@@ -61,7 +62,7 @@ voxelize_op = torch.library.custom_op("robocache::voxelize", _voxelize_impl, mut
 
 
 @voxelize_op.register_fake
-def _(points, offsets, voxel_size, point_cloud_range, mode, out_dtype, stream):
+def _(points, offsets, voxel_size, point_cloud_range, mode, out_dtype, stream, check=True):
     return (_dense_empty(points, offsets, voxel_size, point_cloud_range, mode, out_dtype),
             _fake_stats(points))
 
@@ -129,18 +130,18 @@ def _voxelize_grad(ctx, grad_out, grad_stats):
         raise ValueError(f"voxelize: mode {mode!r} has no gradient; only the features of "
                          "mode 'sum' and 'mean' do")
     grad = voxelize_backward(grad_out, points, offsets, voxel_size, point_cloud_range, mode)
-    return (grad,) + (None,) * 6
+    return (grad,) + (None,) * (len(ctx.needs_input_grad) - 1)
 
 
 voxelize_op.register_autograd(_voxelize_grad, setup_context=_voxelize_setup)
 
 
-def voxelize(points, offsets, voxel_size, point_cloud_range, mode, out_dtype, stream):
+def voxelize(points, offsets, voxel_size, point_cloud_range, mode, out_dtype, stream, check):
     """robocache.voxelize for torch points -> (out, stats [8] CPU int64)."""
     offsets = _tensor("offsets", offsets)
     op = _voxelize_impl if _eager((points,), (offsets,)) else voxelize_op
     return op(points, offsets, voxel_size, point_cloud_range, mode,
-              getattr(torch, out_dtype), _stream_arg(stream))
+              getattr(torch, out_dtype), _stream_arg(stream), bool(check))
 
 
 # ---- hard -----------------------------------------------------------------------
@@ -153,11 +154,12 @@ def _hard_empty(points, offsets, max_points_per_voxel, max_voxels):
 
 def _hard_impl(points: Tensor, offsets: Optional[Tensor], voxel_size: List[float],
                point_cloud_range: List[float], max_points_per_voxel: int, max_voxels: int,
-               stream: Optional[int]) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+               stream: Optional[int],
+               check: bool = True) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
     outs = _hard_empty(points, offsets, max_points_per_voxel, max_voxels)
     *_, stats = _C.voxelize_hard(_cap(points), _cap(offsets), voxel_size, point_cloud_range,
                                  max_points_per_voxel, max_voxels, *map(_cap, outs),
-                                 _stream(points, stream))
+                                 _stream(points, stream), check)
     return outs + (_stats(stats),)
 
 
@@ -166,18 +168,19 @@ voxelize_hard_op = torch.library.custom_op("robocache::voxelize_hard", _hard_imp
 
 
 @voxelize_hard_op.register_fake
-def _(points, offsets, voxel_size, point_cloud_range, max_points_per_voxel, max_voxels, stream):
+def _(points, offsets, voxel_size, point_cloud_range, max_points_per_voxel, max_voxels, stream,
+      check=True):
     return _hard_empty(points, offsets, max_points_per_voxel, max_voxels) + (_fake_stats(points),)
 
 
 def voxelize_hard(points, offsets, voxel_size, point_cloud_range, max_points_per_voxel,
-                  max_voxels, stream):
+                  max_voxels, stream, check):
     """robocache.voxelize_hard for torch points (no gradient, as mmcv's):
     the padded outputs and the stats tensor."""
     points, offsets = points.detach(), _tensor("offsets", offsets)
     op = _hard_impl if _eager((points,), (offsets,)) else voxelize_hard_op
     return op(points, offsets, voxel_size, point_cloud_range, max_points_per_voxel, max_voxels,
-              _stream_arg(stream))
+              _stream_arg(stream), bool(check))
 
 
 # ---- downsample -----------------------------------------------------------------
@@ -191,11 +194,11 @@ def _downsample_empty(points, offsets):
 
 
 def _downsample_impl(points: Tensor, offsets: Optional[Tensor], voxel_size: List[float],
-                     point_cloud_range: Optional[List[float]],
-                     stream: Optional[int]) -> tuple[Tensor, Tensor, Tensor]:
+                     point_cloud_range: Optional[List[float]], stream: Optional[int],
+                     check: bool = True) -> tuple[Tensor, Tensor, Tensor]:
     out, out_offsets = _downsample_empty(points, offsets)
     *_, stats = _C.voxel_downsample(_cap(points), _cap(offsets), voxel_size, point_cloud_range,
-                                    _cap(out), _cap(out_offsets), _stream(points, stream))
+                                    _cap(out), _cap(out_offsets), _stream(points, stream), check)
     return out, out_offsets, _stats(stats)
 
 
@@ -204,13 +207,13 @@ voxel_downsample_op = torch.library.custom_op("robocache::voxel_downsample", _do
 
 
 @voxel_downsample_op.register_fake
-def _(points, offsets, voxel_size, point_cloud_range, stream):
+def _(points, offsets, voxel_size, point_cloud_range, stream, check=True):
     return _downsample_empty(points, offsets) + (_fake_stats(points),)
 
 
-def voxel_downsample(points, offsets, voxel_size, point_cloud_range, stream):
+def voxel_downsample(points, offsets, voxel_size, point_cloud_range, stream, check):
     """robocache.voxel_downsample for torch points (no gradient): (out [N,C],
     out_offsets [B+1], stats)."""
     points, offsets = points.detach(), _tensor("offsets", offsets)
     op = _downsample_impl if _eager((points,), (offsets,)) else voxel_downsample_op
-    return op(points, offsets, voxel_size, point_cloud_range, _stream_arg(stream))
+    return op(points, offsets, voxel_size, point_cloud_range, _stream_arg(stream), bool(check))

@@ -13,6 +13,14 @@ Outputs come back in the framework of `points` (PyTorch, NumPy, CuPy, JAX)
 on its device. PyTorch tensors go through torch.library custom ops
 (torch.compile, autograd for the features of dense sum / mean).
 return_stats=True adds a dict of the call's counters (STATS).
+
+check (CUDA points only; the CPU always checks): True (default) reads the
+call's counters back (one stream synchronisation) to fill the stats and to
+raise on bad offsets (and, for voxel_downsample, a PCL grid of more than
+2^62 voxels). False: no synchronisation in the library call (training loops,
+after validating the dataset once with check=True); stats then hold only
+points_in (the other counters are -1), and bad offsets give unspecified
+outputs (never out of bounds) instead of ValueError.
 """
 
 import importlib
@@ -95,7 +103,7 @@ def _take_rows(parts):
 
 
 def voxelize(points, voxel_size, point_cloud_range, *, mode="count", offsets=None,
-             out_dtype=None, return_stats=False, stream=None):
+             out_dtype=None, return_stats=False, stream=None, check=True):
     """Dense voxelization (DESIGN §1.3 "dense"): a grid ready for Conv3d or,
     with one z cell, a BEV Conv2d.
 
@@ -112,6 +120,7 @@ def voxelize(points, voxel_size, point_cloud_range, *, mode="count", offsets=Non
     z); with return_stats=True, (out, stats dict). Empty voxels are 0.
     Autograd (torch): the feature columns of points get gradients for "sum"
     and "mean" (1, or 1 / the voxel's point count, at the point's voxel).
+    check=False (CUDA): fully asynchronous, see the module docstring.
     Raises ValueError (voxel_size, point_cloud_range, mode, shapes, offsets),
     TypeError (dtypes of points / offsets, out_dtype), MemoryError.
     """
@@ -119,7 +128,7 @@ def voxelize(points, voxel_size, point_cloud_range, *, mode="count", offsets=Non
     voxel_size, point_cloud_range = _voxel_size(voxel_size), _range(point_cloud_range)
     if _is_torch(points):
         out, stats = _torch_voxel.voxelize(points, offsets, voxel_size, point_cloud_range, mode,
-                                           dtype, stream)
+                                           dtype, stream, check)
         return (out, _stats(stats)) if return_stats else out
     fw = _frameworks.of(points)
     out = None
@@ -129,7 +138,7 @@ def voxelize(points, voxel_size, point_cloud_range, *, mode="count", offsets=Non
         out = fw.empty(shape, dtype, points)
         stream = fw.stream(points) if stream is None else stream
     o, stats = _C.voxelize(points, offsets, voxel_size, point_cloud_range, mode, out, dtype,
-                           stream)
+                           stream, check)
     return (fw.wrap(o), _stats(stats)) if return_stats else fw.wrap(o)
 
 
@@ -144,7 +153,8 @@ def _max_voxels(max_voxels, training):
 
 
 def voxelize_hard(points, voxel_size, point_cloud_range, max_points_per_voxel, max_voxels, *,
-                  offsets=None, training=False, padded=False, return_stats=False, stream=None):
+                  offsets=None, training=False, padded=False, return_stats=False, stream=None,
+                  check=True):
     """Hard voxelization, as mmcv's Voxelization in deterministic mode (the
     input of PointPillars / SECOND / CenterPoint): per cloud, voxels numbered
     in the order of their first in-range point, each keeping its first
@@ -162,6 +172,8 @@ def voxelize_hard(points, voxel_size, point_cloud_range, max_points_per_voxel, m
     static shapes for torch.compile / CUDA graphs): B*M rows, cloud b's voxels
     in rows b*M .. b*M+num_voxels[b]-1, padding rows 0 (coords -1).
     With return_stats=True a stats dict is appended. No gradient.
+    check=False (CUDA): no synchronisation in the library call (see the
+    module docstring); with padded=True the whole call is asynchronous.
     Raises ValueError (voxel_size, point_cloud_range, P or M < 1, shapes,
     offsets), TypeError (dtypes), MemoryError.
     """
@@ -169,7 +181,7 @@ def voxelize_hard(points, voxel_size, point_cloud_range, max_points_per_voxel, m
     max_voxels = _max_voxels(max_voxels, training)
     if _is_torch(points):
         *outs, stats = _torch_voxel.voxelize_hard(points, offsets, voxel_size, point_cloud_range,
-                                                  max_points_per_voxel, max_voxels, stream)
+                                                  max_points_per_voxel, max_voxels, stream, check)
     else:
         fw = _frameworks.of(points)
         empty = (None,) * 4
@@ -180,7 +192,7 @@ def voxelize_hard(points, voxel_size, point_cloud_range, max_points_per_voxel, m
                           for s, d in zip(shapes, ("float32", "int32", "int32", "int32")))
             stream = fw.stream(points) if stream is None else stream
         *outs, stats = _C.voxelize_hard(points, offsets, voxel_size, point_cloud_range,
-                                        max_points_per_voxel, max_voxels, *empty, stream)
+                                        max_points_per_voxel, max_voxels, *empty, stream, check)
         outs = [fw.wrap(o) for o in outs]
     if not padded:
         counts = _host_ints(outs[3])
@@ -191,7 +203,7 @@ def voxelize_hard(points, voxel_size, point_cloud_range, max_points_per_voxel, m
 
 
 def voxel_downsample(points, voxel_size, *, point_cloud_range=None, offsets=None,
-                     return_stats=False, stream=None):
+                     return_stats=False, stream=None, check=True):
     """Voxel-grid downsampling: one point per non-empty voxel, the mean of all
     C columns of its points (float64 sums in input order / count, rounded to
     float32), voxels in order of first appearance.
@@ -206,7 +218,8 @@ def voxel_downsample(points, voxel_size, *, point_cloud_range=None, offsets=None
     when offsets are given (output cloud b is rows out_offsets[b] ..
     out_offsets[b+1]-1); with return_stats=True a stats dict is appended.
     Reading the number of voxels is a device synchronisation for CUDA
-    tensors. No gradient.
+    tensors (check=False only drops the library call's own one: see the
+    module docstring). No gradient.
     Raises ValueError (voxel_size, point_cloud_range, shapes, offsets, a PCL
     grid of more than 2^62 voxels), TypeError (dtypes), MemoryError.
     """
@@ -214,7 +227,7 @@ def voxel_downsample(points, voxel_size, *, point_cloud_range=None, offsets=None
     point_cloud_range = None if point_cloud_range is None else _range(point_cloud_range)
     if _is_torch(points):
         out, out_offsets, stats = _torch_voxel.voxel_downsample(points, offsets, voxel_size,
-                                                                point_cloud_range, stream)
+                                                                point_cloud_range, stream, check)
     else:
         fw = _frameworks.of(points)
         empty = (None, None)
@@ -223,7 +236,7 @@ def voxel_downsample(points, voxel_size, *, point_cloud_range=None, offsets=None
             empty = (fw.empty(shapes[0], "float32", points), fw.empty(shapes[1], "int64", points))
             stream = fw.stream(points) if stream is None else stream
         out, out_offsets, stats = _C.voxel_downsample(points, offsets, voxel_size,
-                                                      point_cloud_range, *empty, stream)
+                                                      point_cloud_range, *empty, stream, check)
         out, out_offsets = fw.wrap(out), fw.wrap(out_offsets)
     out = _take_rows([out[:_host_ints(out_offsets)[-1]]])
     result = (out,) if offsets is None else (out, out_offsets)

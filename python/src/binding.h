@@ -92,9 +92,13 @@ int rcpy_output(PyObject *obj, const char *what, int32_t dtype, int ndim, const 
 /* lengths / target_lengths: None, or imported (batched calls only). */
 int rcpy_optional_lengths(PyObject *obj, const char *what, int batched, PyObject *stream,
                           rcpy_tensor *t);
-/* Sets the thread's robocache CUDA stream from `stream` (int or None) when
- * ref is a CUDA tensor. */
-int rcpy_cuda_stream(PyObject *stream, const rcpy_tensor *ref);
+/* When ref is a CUDA tensor, sets the thread's robocache CUDA stream from
+ * `stream` (int or None) and its sync checks from the truth of `check`
+ * (robocache_ctx_set_sync_checks). */
+int rcpy_cuda_stream(PyObject *stream, PyObject *check, const rcpy_tensor *ref);
+/* The optional trailing `check` argument of the op functions: a[n_fixed] when
+ * given, else True. */
+#define RCPY_CHECK_ARG(a, n, n_fixed) ((n) > (n_fixed) ? (a)[n_fixed] : Py_True)
 
 /* ---- method tables of the op files (module.c adds each) ------------------- */
 extern PyMethodDef rcpy_core_methods[];

@@ -38,11 +38,12 @@ static const robocache_tensor *opt_t(const rcpy_tensor *t) { return t->t.shape ?
 
 /* resample(values, times, target_times, lengths, target_lengths, method,
  *          extrapolate, fill_value, max_gap, tolerance, time_offset,
- *          quat_order, out, valid, out_dtype, return_valid, stream)
- * -> (out, valid or None) */
+ *          quat_order, out, valid, out_dtype, return_valid, stream[, check])
+ * -> (out, valid or None); check (default True): the CUDA data checks
+ * (robocache_ctx_set_sync_checks) */
 static PyObject *py_resample(PyObject *self, PyObject *const *a, Py_ssize_t n) {
   (void)self;
-  if (n != 17) return PyErr_Format(PyExc_TypeError, "_C.resample takes 17 arguments");
+  if (n != 17 && n != 18) return PyErr_Format(PyExc_TypeError, "_C.resample takes 17-18 arguments");
   PyObject *stream = a[16], *out_obj = NULL, *valid_obj = NULL, *result = NULL;
   rcpy_tensor v = {0}, t = {0}, tt = {0}, len = {0}, tlen = {0}, o = {0}, val = {0};
   int batched, channels;
@@ -71,7 +72,7 @@ static PyObject *py_resample(PyObject *self, PyObject *const *a, Py_ssize_t n) {
       goto done;
     if (!batched) rcpy_unsqueeze(&val, 0);
   }
-  if (rcpy_cuda_stream(stream, &tt) < 0) goto done;
+  if (rcpy_cuda_stream(stream, RCPY_CHECK_ARG(a, n, 17), &tt) < 0) goto done;
   robocache_status st;
   Py_BEGIN_ALLOW_THREADS;
   st = robocache_resample(NULL, &v.t, &t.t, opt_t(&len), &tt.t, opt_t(&tlen), &opt, &o.t,
@@ -96,11 +97,12 @@ done:
 
 /* resample_backward(grad_out, times, target_times, lengths, target_lengths,
  *                   method, extrapolate, fill_value, max_gap, tolerance,
- *                   time_offset, quat_order, grad_values, stream)
+ *                   time_offset, quat_order, grad_values, stream[, check])
  * -> grad_values (overwritten) */
 static PyObject *py_resample_backward(PyObject *self, PyObject *const *a, Py_ssize_t n) {
   (void)self;
-  if (n != 14) return PyErr_Format(PyExc_TypeError, "_C.resample_backward takes 14 arguments");
+  if (n != 14 && n != 15)
+    return PyErr_Format(PyExc_TypeError, "_C.resample_backward takes 14-15 arguments");
   PyObject *stream = a[13], *result = NULL;
   rcpy_tensor go = {0}, t = {0}, tt = {0}, len = {0}, tlen = {0}, gv = {0};
   int batched, channels;
@@ -118,7 +120,7 @@ static PyObject *py_resample_backward(PyObject *self, PyObject *const *a, Py_ssi
   int nd = user_shape(shape, batched, tt.shape[0], tt.shape[1], channels, gv.shape[2]);
   if (rcpy_check_shape(&go, "grad_out", nd, shape) < 0) goto done;
   lib_view(&go, batched, channels);
-  if (rcpy_cuda_stream(stream, &tt) < 0) goto done;
+  if (rcpy_cuda_stream(stream, RCPY_CHECK_ARG(a, n, 14), &tt) < 0) goto done;
   robocache_status st;
   Py_BEGIN_ALLOW_THREADS;
   st =
@@ -180,10 +182,10 @@ static int import_stream(PyObject *item, int k, int batched, PyObject *stream, a
 }
 
 /* align(streams, target_times, target_lengths, out, valid, out_dtype,
- *       return_valid, stream) -> (out, valid or None) */
+ *       return_valid, stream[, check]) -> (out, valid or None) */
 static PyObject *py_align(PyObject *self, PyObject *const *a, Py_ssize_t n) {
   (void)self;
-  if (n != 8) return PyErr_Format(PyExc_TypeError, "_C.align takes 8 arguments");
+  if (n != 8 && n != 9) return PyErr_Format(PyExc_TypeError, "_C.align takes 8-9 arguments");
   PyObject *stream = a[7], *out_obj = NULL, *valid_obj = NULL, *result = NULL;
   PyObject *seq = PySequence_Tuple(a[0]);
   if (!seq) return NULL;
@@ -223,7 +225,7 @@ static PyObject *py_align(PyObject *self, PyObject *const *a, Py_ssize_t n) {
       goto done;
     lib_view(&val, batched, 1);
   }
-  if (rcpy_cuda_stream(stream, &tt) < 0) goto done;
+  if (rcpy_cuda_stream(stream, RCPY_CHECK_ARG(a, n, 8), &tt) < 0) goto done;
   robocache_status st;
   Py_BEGIN_ALLOW_THREADS;
   st = robocache_align(NULL, cs, (int32_t)K, &tt.t, opt_t(&tlen), &o.t, want_valid ? &val.t : NULL);

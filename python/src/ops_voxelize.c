@@ -176,10 +176,11 @@ static PyObject *py_presets(PyObject *self, PyObject *unused) {
 }
 
 /* voxelize(points, offsets, voxel_size, point_cloud_range, mode, out,
- *          out_dtype, stream) -> (out [B,F,Z,Y,X], stats) */
+ *          out_dtype, stream[, check]) -> (out [B,F,Z,Y,X], stats);
+ * check (default True): the CUDA checks (robocache_ctx_set_sync_checks) */
 static PyObject *py_voxelize(PyObject *self, PyObject *const *a, Py_ssize_t n) {
   (void)self;
-  if (n != 8) return PyErr_Format(PyExc_TypeError, "_C.voxelize takes 8 arguments");
+  if (n != 8 && n != 9) return PyErr_Format(PyExc_TypeError, "_C.voxelize takes 8-9 arguments");
   PyObject *stream = a[7], *out_obj = NULL, *result = NULL;
   rcpy_tensor p = {0}, off = {0}, o = {0};
   float size[3], range[6];
@@ -195,7 +196,7 @@ static PyObject *py_voxelize(PyObject *self, PyObject *const *a, Py_ssize_t n) {
   int64_t F = mode <= ROBOCACHE_VOXEL_OCCUPANCY ? 1 : C == 3 ? 3 : C - 3;
   const int64_t shape[5] = {B, F, grid[2], grid[1], grid[0]};
   if (output(a[5], "out", dtype, 5, shape, &p, stream, &o, &out_obj) < 0 ||
-      rcpy_cuda_stream(stream, &p) < 0)
+      rcpy_cuda_stream(stream, RCPY_CHECK_ARG(a, n, 8), &p) < 0)
     goto done;
   robocache_voxel_stats stats;
   Py_BEGIN_ALLOW_THREADS;
@@ -215,11 +216,12 @@ done:
 
 /* voxelize_hard(points, offsets, voxel_size, point_cloud_range,
  *               max_points_per_voxel, max_voxels, voxels, coords, num_points,
- *               num_voxels, stream)
+ *               num_voxels, stream[, check])
  * -> (voxels [B*M,P,C], coords [B*M,4], num_points [B*M], num_voxels [B], stats) */
 static PyObject *py_voxelize_hard(PyObject *self, PyObject *const *a, Py_ssize_t n) {
   (void)self;
-  if (n != 11) return PyErr_Format(PyExc_TypeError, "_C.voxelize_hard takes 11 arguments");
+  if (n != 11 && n != 12)
+    return PyErr_Format(PyExc_TypeError, "_C.voxelize_hard takes 11-12 arguments");
   PyObject *stream = a[10], *objs[4] = {NULL, NULL, NULL, NULL}, *result = NULL;
   rcpy_tensor p = {0}, off = {0}, t[4] = {0};
   float size[3], range[6];
@@ -238,7 +240,7 @@ static PyObject *py_voxelize_hard(PyObject *self, PyObject *const *a, Py_ssize_t
   for (int i = 0; i < 4; i++)
     if (output(a[6 + i], names[i], dtypes[i], ndims[i], shapes[i], &p, stream, &t[i], &objs[i]) < 0)
       goto done;
-  if (rcpy_cuda_stream(stream, &p) < 0) goto done;
+  if (rcpy_cuda_stream(stream, RCPY_CHECK_ARG(a, n, 11), &p) < 0) goto done;
   robocache_voxel_stats stats;
   robocache_status st;
   Py_BEGIN_ALLOW_THREADS;
@@ -260,11 +262,12 @@ done:
 }
 
 /* voxel_downsample(points, offsets, voxel_size, point_cloud_range or None,
- *                  out, out_offsets, stream)
+ *                  out, out_offsets, stream[, check])
  * -> (out [N,C] (rows past out_offsets[B] unused), out_offsets [B+1], stats) */
 static PyObject *py_voxel_downsample(PyObject *self, PyObject *const *a, Py_ssize_t n) {
   (void)self;
-  if (n != 7) return PyErr_Format(PyExc_TypeError, "_C.voxel_downsample takes 7 arguments");
+  if (n != 7 && n != 8)
+    return PyErr_Format(PyExc_TypeError, "_C.voxel_downsample takes 7-8 arguments");
   PyObject *stream = a[6], *out_obj = NULL, *off_obj = NULL, *result = NULL;
   rcpy_tensor p = {0}, off = {0}, o = {0}, oo = {0};
   float size[3], range[6];
@@ -279,7 +282,7 @@ static PyObject *py_voxel_downsample(PyObject *self, PyObject *const *a, Py_ssiz
   if (output(a[4], "out", ROBOCACHE_DTYPE_F32, 2, out_shape, &p, stream, &o, &out_obj) < 0 ||
       output(a[5], "out_offsets", ROBOCACHE_DTYPE_I64, 1, off_shape, &p, stream, &oo, &off_obj) <
           0 ||
-      rcpy_cuda_stream(stream, &p) < 0)
+      rcpy_cuda_stream(stream, RCPY_CHECK_ARG(a, n, 7), &p) < 0)
     goto done;
   robocache_voxel_stats stats;
   robocache_status st;

@@ -84,8 +84,10 @@ int rcpy_optional_lengths(PyObject *obj, const char *what, int batched, PyObject
   return rcpy_import(obj, what, stream, 0, t);
 }
 
-int rcpy_cuda_stream(PyObject *stream, const rcpy_tensor *ref) {
+int rcpy_cuda_stream(PyObject *stream, PyObject *check, const rcpy_tensor *ref) {
   if (ref->t.device_type != ROBOCACHE_DEVICE_CUDA) return 0;
+  int on = PyObject_IsTrue(check);
+  if (on < 0) return -1;
   void *s = NULL;
   if (stream != Py_None) {
     s = PyLong_AsVoidPtr(stream);
@@ -97,6 +99,7 @@ int rcpy_cuda_stream(PyObject *stream, const rcpy_tensor *ref) {
     }
   }
   robocache_status st = robocache_ctx_set_cuda_stream(NULL, s);
+  if (st == ROBOCACHE_OK) st = robocache_ctx_set_sync_checks(NULL, on);
   if (st != ROBOCACHE_OK) {
     rcpy_raise_status(st, "stream");
     return -1;

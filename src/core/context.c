@@ -53,6 +53,11 @@ robocache_status robocache_ctx_set_force_reference(robocache_ctx *ctx, int on) {
   return ROBOCACHE_OK;
 }
 
+robocache_status robocache_ctx_set_sync_checks(robocache_ctx *ctx, int on) {
+  rc_ctx(ctx)->no_sync_checks = on == 0;
+  return ROBOCACHE_OK;
+}
+
 #ifndef ROBOCACHE_HAVE_CUDA
 void rc_cuda_ctx_release(robocache_ctx *ctx) { (void)ctx; }
 int robocache_has_cuda(void) { return 0; }

@@ -13,9 +13,14 @@ struct robocache_ctx {
   int num_threads;     /* 0 = all cores */
   void *cuda_stream;   /* cudaStream_t */
   int force_reference; /* 1: use src/ref */
+  int no_sync_checks;  /* 1: CUDA calls skip the synchronising data checks
+                          (robocache_ctx_set_sync_checks(ctx, 0)); 0 (default) */
   void *workspace;     /* device workspace (CUDA backend) */
   size_t workspace_size;
   int workspace_device;
+  void *workspace_event;  /* cudaEvent_t recorded after each call that used the
+                             workspace without synchronising */
+  void *workspace_stream; /* the stream of that call */
   char error[RC_ERROR_LEN];
 };
 

@@ -14,12 +14,13 @@ extern "C" {
 struct rc_cuda_call {
   rc_cuda_device_guard guard;
   cudaStream_t stream;
-  rc_cuda_check_record *record; /* NULL: unchecked (stream being captured) */
+  rc_cuda_check_record *record; /* NULL: unchecked (rc_cuda_sync_checks) */
   void *scratch;                /* scratch_bytes of device workspace, or NULL */
 };
 
-/* Selects the tensors' device, decides checked / unchecked mode (unchecked
- * exactly when the stream is being captured into a CUDA graph) and gets the
+/* Selects the tensors' device, decides checked / unchecked mode
+ * (rc_cuda_sync_checks: unchecked while the stream is being captured into a
+ * CUDA graph or when the context's sync checks are off) and gets the
  * workspace (record + scratch_bytes). On error nothing needs undoing. */
 robocache_status rc_cuda_call_begin(robocache_ctx *ctx, const rc_align_problem *p,
                                     size_t scratch_bytes, rc_cuda_call *c);
@@ -27,7 +28,8 @@ robocache_status rc_cuda_call_begin(robocache_ctx *ctx, const rc_align_problem *
 /* Ends a call whose launches returned `status`: in checked mode, and when
  * status is OK, waits for the stream and turns a recorded data or
  * EXTRAP_ERROR failure into the same INVALID_ARGUMENT message as the CPU
- * path. Restores the device. */
+ * path; in unchecked mode with scratch, marks the workspace as in use on the
+ * stream (rc_cuda_workspace_async). Restores the device. */
 robocache_status rc_cuda_call_end(robocache_ctx *ctx, const rc_align_problem *p, rc_cuda_call *c,
                                   robocache_status status);
 

@@ -55,11 +55,11 @@ robocache_status rc_cuda_call_begin(robocache_ctx *ctx, const rc_align_problem *
   c->scratch = NULL;
   robocache_status s = rc_cuda_device_enter(ctx, p->target_times.device_id, &c->guard);
   if (s != ROBOCACHE_OK) return s;
-  int capturing = 0;
-  s = rc_cuda_capturing(ctx, c->stream, &capturing);
-  if (s == ROBOCACHE_OK && (!capturing || scratch_bytes > 0))
+  int checked = 0;
+  s = rc_cuda_sync_checks(ctx, c->stream, &checked);
+  if (s == ROBOCACHE_OK && (checked || scratch_bytes > 0))
     s = rc_cuda_workspace(ctx, p->target_times.device_id, scratch_bytes,
-                          capturing ? NULL : &c->record, &c->scratch);
+                          checked ? &c->record : NULL, &c->scratch);
   if (s != ROBOCACHE_OK) rc_cuda_device_restore(&c->guard);
   return s;
 }
@@ -152,6 +152,8 @@ robocache_status rc_cuda_call_end(robocache_ctx *ctx, const rc_align_problem *p,
       robocache_status reset = rc_cuda_record_reset(ctx, c->record);
       if (reset != ROBOCACHE_OK) status = reset;
     }
+  } else if (status == ROBOCACHE_OK && c->scratch) {
+    status = rc_cuda_workspace_async(ctx, c->stream);
   }
   rc_cuda_device_restore(&c->guard);
   return status;

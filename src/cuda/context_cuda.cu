@@ -54,19 +54,37 @@ robocache_status rc_cuda_capturing(robocache_ctx *ctx, cudaStream_t stream, int 
   return ROBOCACHE_OK;
 }
 
+robocache_status rc_cuda_sync_checks(robocache_ctx *ctx, cudaStream_t stream, int *on) {
+  *on = 0;
+  if (rc_ctx(ctx)->no_sync_checks) return ROBOCACHE_OK;
+  int capturing = 0;
+  robocache_status s = rc_cuda_capturing(ctx, stream, &capturing);
+  *on = s == ROBOCACHE_OK && !capturing;
+  return s;
+}
+
+/* cudaFree waits for all work of the device, so nothing uses the workspace
+ * (or its event) afterwards. */
+static void free_workspace(robocache_ctx *c) {
+  (void)cudaFree(c->workspace);
+  if (c->workspace_event) (void)cudaEventDestroy((cudaEvent_t)c->workspace_event);
+}
+
 static void release_workspace(robocache_ctx *c) {
   if (!c->workspace) return;
   int previous = 0;
   if (cudaGetDevice(&previous) == cudaSuccess && previous != c->workspace_device &&
       cudaSetDevice(c->workspace_device) == cudaSuccess) {
-    (void)cudaFree(c->workspace);
+    free_workspace(c);
     (void)cudaSetDevice(previous);
   } else {
-    (void)cudaFree(c->workspace);
+    free_workspace(c);
   }
   (void)cudaGetLastError();
   c->workspace = NULL;
   c->workspace_size = 0;
+  c->workspace_event = NULL;
+  c->workspace_stream = NULL;
 }
 
 extern "C" void rc_cuda_ctx_release(robocache_ctx *ctx) {
@@ -121,7 +139,30 @@ robocache_status rc_cuda_workspace(robocache_ctx *ctx, int device, size_t scratc
       return s;
     }
   }
+  cudaStream_t stream = rc_cuda_stream(ctx);
+  if (c->workspace_event && (cudaStream_t)c->workspace_stream != stream) {
+    int capturing = 0;
+    robocache_status s = rc_cuda_capturing(ctx, stream, &capturing);
+    if (s != ROBOCACHE_OK) return s;
+    if (!capturing)
+      RC_CUDA_TRY(ctx, cudaStreamWaitEvent(stream, (cudaEvent_t)c->workspace_event, 0));
+  }
   if (record) *record = (rc_cuda_check_record *)c->workspace;
   if (scratch) *scratch = (char *)c->workspace + RC_CUDA_HEADER;
+  return ROBOCACHE_OK;
+}
+
+robocache_status rc_cuda_workspace_async(robocache_ctx *ctx, cudaStream_t stream) {
+  robocache_ctx *c = rc_ctx(ctx);
+  int capturing = 0;
+  robocache_status s = rc_cuda_capturing(ctx, stream, &capturing);
+  if (s != ROBOCACHE_OK || capturing) return s;
+  if (!c->workspace_event) {
+    cudaEvent_t ev = NULL;
+    RC_CUDA_TRY(ctx, cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+    c->workspace_event = ev;
+  }
+  RC_CUDA_TRY(ctx, cudaEventRecord((cudaEvent_t)c->workspace_event, stream));
+  c->workspace_stream = stream;
   return ROBOCACHE_OK;
 }

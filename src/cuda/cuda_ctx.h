@@ -58,13 +58,27 @@ static inline cudaStream_t rc_cuda_stream(robocache_ctx *ctx) {
  * synchronisation, allocation or read-back may happen). */
 robocache_status rc_cuda_capturing(robocache_ctx *ctx, cudaStream_t stream, int *capturing);
 
+/* *on = 1 when a call on `stream` runs its data checks and synchronises the
+ * stream once at its end (checked mode); 0 while the stream is being captured
+ * or when the context's sync checks are off (robocache_ctx_set_sync_checks). */
+robocache_status rc_cuda_sync_checks(robocache_ctx *ctx, cudaStream_t stream, int *on);
+
 /* Ensures the workspace of ctx lives on `device` and has at least
  * `scratch_bytes` of scratch after the header. Growing it allocates (never
  * while capturing: then CUDA_ERROR asking for a call outside the capture
- * first). *record and *scratch (either may be NULL) receive the header's
+ * first). When an unchecked call left work using it on another stream
+ * (rc_cuda_workspace_async), the context's stream waits for that work first
+ * (not while capturing). *record and *scratch (either may be NULL) receive the header's
  * check record and the scratch area. */
 robocache_status rc_cuda_workspace(robocache_ctx *ctx, int device, size_t scratch_bytes,
                                    rc_cuda_check_record **record, void **scratch);
+
+/* Call after launching work on `stream` that uses the workspace scratch and
+ * is not waited for (unchecked mode): records the context's workspace event
+ * on `stream` so that the next call on another stream waits for that work
+ * before reusing the scratch (rc_cuda_workspace). Does nothing while
+ * `stream` is being captured. */
+robocache_status rc_cuda_workspace_async(robocache_ctx *ctx, cudaStream_t stream);
 
 /* Puts the check record of the workspace back to its "no error" state
  * (synchronous; used after an error was read). */

@@ -105,7 +105,8 @@ struct rc_voxel_pipeline {
 struct rc_voxel_call {
   rc_cuda_device_guard guard;
   cudaStream_t stream;
-  int checked; /* 0 while the stream is captured into a CUDA graph */
+  int checked; /* rc_cuda_sync_checks: 0 while the stream is captured into a
+                  CUDA graph or when the context's sync checks are off */
   rc_voxel_pipeline pl;
 };
 
@@ -120,11 +121,13 @@ struct rc_voxel_call {
 robocache_status rc_voxel_cuda_begin(robocache_ctx *ctx, const rc_voxel_problem *p, int level,
                                      rc_voxel_call *c);
 
-/* Ends a call whose launches returned `status`: unless the stream is being
- * captured, copies the counters back (one stream synchronisation), fills
- * p->stats (voxels_nonempty from the segments unless nonempty_counter) and
- * reports bad offsets / a too fine PCL grid as INVALID_ARGUMENT. Restores
- * the device. */
+/* Ends a call whose launches returned `status`: in checked mode copies the
+ * counters back (one stream synchronisation), fills p->stats
+ * (voxels_nonempty from the segments unless nonempty_counter) and reports
+ * bad offsets / a too fine PCL grid as INVALID_ARGUMENT; unchecked, marks
+ * the workspace as in use on the stream (rc_cuda_workspace_async) and sets
+ * the stats to points_in = N and -1 (unknown) for the other counters.
+ * Restores the device. */
 robocache_status rc_voxel_cuda_end(robocache_ctx *ctx, const rc_voxel_problem *p, rc_voxel_call *c,
                                    robocache_status status, int nonempty_counter);
 

@@ -353,9 +353,7 @@ robocache_status rc_voxel_cuda_begin(robocache_ctx *ctx, const rc_voxel_problem 
   }
   robocache_status s = rc_cuda_device_enter(ctx, p->points.device_id, &c->guard);
   if (s != ROBOCACHE_OK) return s;
-  int capturing = 0;
-  s = rc_cuda_capturing(ctx, c->stream, &capturing);
-  c->checked = !capturing;
+  s = rc_cuda_sync_checks(ctx, c->stream, &c->checked);
   if (s == ROBOCACHE_OK && level > 0)
     s = pl.key_bytes == 4 ? temp_size<uint32_t>(ctx, pl.src.N, &pl.temp_bytes)
                           : temp_size<unsigned long long>(ctx, pl.src.N, &pl.temp_bytes);
@@ -374,29 +372,35 @@ robocache_status rc_voxel_cuda_begin(robocache_ctx *ctx, const rc_voxel_problem 
 
 robocache_status rc_voxel_cuda_end(robocache_ctx *ctx, const rc_voxel_problem *p, rc_voxel_call *c,
                                    robocache_status status, int nonempty_counter) {
-  rc_voxel_counters h;
-  memset(&h, 0, sizeof h);
-  h.pcl_too_big = 0xffffffffu;
-  if (status == ROBOCACHE_OK && c->checked) {
+  robocache_voxel_stats *st = p->stats;
+  if (status == ROBOCACHE_OK && !c->checked) {
+    /* the counters stay on the device: only points_in is known */
+    status = rc_cuda_workspace_async(ctx, c->stream);
+    st->points_in = p->N;
+    st->points_in_range = st->points_dropped_range = st->points_dropped_nonfinite = -1;
+    st->voxels_nonempty = st->points_dropped_max_points = -1;
+    st->voxels_dropped_max_voxels = st->points_dropped_max_voxels = -1;
+  } else if (status == ROBOCACHE_OK) {
+    rc_voxel_counters h;
     cudaError_t e =
         cudaMemcpyAsync(&h, c->pl.counters, sizeof h, cudaMemcpyDeviceToHost, c->stream);
     if (e == cudaSuccess) e = cudaStreamSynchronize(c->stream);
-    if (e != cudaSuccess) status = rc_cuda_error(ctx, e, "reading the voxelize counters back");
-  }
-  if (status == ROBOCACHE_OK) {
-    robocache_voxel_stats *st = p->stats;
-    st->points_in = p->N;
-    st->points_dropped_nonfinite = (int64_t)h.nonfinite;
-    st->points_dropped_range = (int64_t)h.range;
-    st->points_in_range = p->N - (int64_t)(h.nonfinite + h.range);
-    st->voxels_nonempty = nonempty_counter ? (int64_t)h.nonempty : (int64_t)h.num_segments;
-    st->points_dropped_max_points = (int64_t)h.dropped_max_points;
-    st->voxels_dropped_max_voxels = (int64_t)h.dropped_voxels;
-    st->points_dropped_max_voxels = (int64_t)h.dropped_voxel_points;
-    if (h.bad_offsets)
-      status = offsets_message(ctx, p);
-    else if (h.pcl_too_big != 0xffffffffu)
-      status = pcl_message(ctx, p, c, h.pcl_too_big);
+    if (e != cudaSuccess) {
+      status = rc_cuda_error(ctx, e, "reading the voxelize counters back");
+    } else {
+      st->points_in = p->N;
+      st->points_dropped_nonfinite = (int64_t)h.nonfinite;
+      st->points_dropped_range = (int64_t)h.range;
+      st->points_in_range = p->N - (int64_t)(h.nonfinite + h.range);
+      st->voxels_nonempty = nonempty_counter ? (int64_t)h.nonempty : (int64_t)h.num_segments;
+      st->points_dropped_max_points = (int64_t)h.dropped_max_points;
+      st->voxels_dropped_max_voxels = (int64_t)h.dropped_voxels;
+      st->points_dropped_max_voxels = (int64_t)h.dropped_voxel_points;
+      if (h.bad_offsets)
+        status = offsets_message(ctx, p);
+      else if (h.pcl_too_big != 0xffffffffu)
+        status = pcl_message(ctx, p, c, h.pcl_too_big);
+    }
   }
   rc_cuda_device_restore(&c->guard);
   return status;
