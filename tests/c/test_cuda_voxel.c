@@ -13,8 +13,6 @@
  * Exit 77 without a usable GPU. */
 #include "support_voxel.h"
 
-#include "pointcloud.h"
-
 #include <cuda_runtime_api.h>
 #include <math.h>
 #include <stdio.h>
@@ -63,14 +61,6 @@ static robocache_ctx *new_ctx(void) {
   return ctx;
 }
 
-static void finish(rcv_result *r, robocache_ctx *ctx, robocache_status s) {
-  r->status = s;
-  snprintf(r->message, sizeof r->message, "%s", robocache_ctx_error_message(ctx));
-  robocache_ctx_free(ctx);
-}
-
-static int64_t clouds(const rct_tensor *offsets) { return offsets ? offsets->shape[0] - 1 : 1; }
-
 /* The GPU twins of rcv_dense / rcv_hard / rcv_downsample: outputs start as
  * NaN / 0xFF bytes on the device, so an element never written is caught. */
 static rcv_result gpu_dense(rct_tensor *points, rct_tensor *offsets, rcv_grid g, int32_t mode,
@@ -81,13 +71,13 @@ static rcv_result gpu_dense(rct_tensor *points, rct_tensor *offsets, rcv_grid g,
   assert_int_equal(robocache_voxel_grid_size(ctx, g.voxel_size, g.range, grid), ROBOCACHE_OK);
   int64_t C = points->shape[1];
   int64_t F = mode <= ROBOCACHE_VOXEL_OCCUPANCY ? 1 : (C == 3 ? 3 : C - 3);
-  int64_t shape[5] = {clouds(offsets), F, grid[2], grid[1], grid[0]};
+  int64_t shape[5] = {rcv_clouds(offsets), F, grid[2], grid[1], grid[0]};
   r.out = rct_make(dtype, 5, shape);
   dev *p = to_dev(points), *o = to_dev(offsets), *out = to_dev(r.out);
   CU(cudaMemset(out->t.data, 0xFF, r.out->nbytes));
   robocache_status s =
       robocache_voxelize(ctx, dv(p), dv(o), g.voxel_size, g.range, mode, dv(out), &r.stats);
-  finish(&r, ctx, s);
+  rcv_finish(&r, ctx, s);
   back_and_free(p), back_and_free(o), back_and_free(out);
   return r;
 }
@@ -96,7 +86,7 @@ static rcv_result gpu_hard(rct_tensor *points, rct_tensor *offsets, rcv_grid g, 
                            int32_t M) {
   rcv_result r = {0};
   robocache_ctx *ctx = new_ctx();
-  int64_t B = clouds(offsets);
+  int64_t B = rcv_clouds(offsets);
   r.voxels = rct_make3(ROBOCACHE_DTYPE_F32, B * M, P, points->shape[1]);
   r.coords = rct_make2(ROBOCACHE_DTYPE_I32, B * M, 4);
   r.num_points = rct_make1(ROBOCACHE_DTYPE_I32, B * M);
@@ -109,7 +99,7 @@ static rcv_result gpu_hard(rct_tensor *points, rct_tensor *offsets, rcv_grid g, 
   CU(cudaMemset(nv->t.data, 0x7F, r.num_voxels->nbytes));
   robocache_status s = robocache_voxelize_hard(ctx, dv(p), dv(o), g.voxel_size, g.range, P, M,
                                                dv(v), dv(c), dv(np), dv(nv), &r.stats);
-  finish(&r, ctx, s);
+  rcv_finish(&r, ctx, s);
   back_and_free(p), back_and_free(o), back_and_free(v), back_and_free(c);
   back_and_free(np), back_and_free(nv);
   return r;
@@ -122,12 +112,12 @@ static rcv_result gpu_downsample(rct_tensor *points, rct_tensor *offsets, rcv_gr
   rcv_result r = {0};
   robocache_ctx *ctx = new_ctx();
   r.out = rct_make2(ROBOCACHE_DTYPE_F32, capacity, points->shape[1]);
-  r.out_offsets = rct_make1(ROBOCACHE_DTYPE_I64, clouds(offsets) + 1);
+  r.out_offsets = rct_make1(ROBOCACHE_DTYPE_I64, rcv_clouds(offsets) + 1);
   dev *p = to_dev(points), *o = to_dev(offsets), *out = to_dev(r.out), *oo = to_dev(r.out_offsets);
   CU(cudaMemset(oo->t.data, 0x7F, r.out_offsets->nbytes));
   robocache_status s = robocache_voxel_downsample(ctx, dv(p), dv(o), g.voxel_size, g.range, dv(out),
                                                   dv(oo), &r.stats);
-  finish(&r, ctx, s);
+  rcv_finish(&r, ctx, s);
   back_and_free(p), back_and_free(o), back_and_free(out), back_and_free(oo);
   return r;
 }
@@ -142,7 +132,7 @@ static void check_all(rct_tensor *pts, rct_tensor *off, rcv_grid g, int32_t P, i
   if (g.range)
     assert_int_equal(robocache_voxel_grid_size(NULL, g.voxel_size, g.range, grid), ROBOCACHE_OK);
   /* dense grids of up to 2^22 cells per feature and cloud (the presets' fine grids are skipped) */
-  if (g.range && grid[0] * grid[1] * grid[2] * clouds(off) <= ((int64_t)1 << 22)) {
+  if (g.range && grid[0] * grid[1] * grid[2] * rcv_clouds(off) <= ((int64_t)1 << 22)) {
     static const struct {
       int32_t mode;
       robocache_dtype dtype;
@@ -186,18 +176,6 @@ static void check_all(rct_tensor *pts, rct_tensor *off, rcv_grid g, int32_t P, i
 }
 
 /* ---- inputs -------------------------------------------------------------------- */
-
-static rct_tensor *load(const char *file) {
-  char rel[256];
-  snprintf(rel, sizeof rel, "pointclouds/%s", file);
-  rc_pointcloud pc;
-  rc_io_err err = {0};
-  if (rc_pointcloud_read(rct_data_path(rel), RC_PC_FORMAT_AUTO, 0, &pc, &err) != ROBOCACHE_OK)
-    fail_msg("%s", err.msg);
-  rct_tensor *t = rcv_points(pc.points, pc.n, pc.cols);
-  rc_pointcloud_free(&pc);
-  return t;
-}
 
 /* Clouds one after another (same column count) and their offsets. */
 static rct_tensor *concat(rct_tensor **parts, int n, rct_tensor **offsets) {
@@ -252,7 +230,7 @@ static void test_kitti_presets(void **state) {
                                       "nuscenes_lidar_top_1532402927647951.pcd.bin"};
   static const char *const presets[] = {"second-kitti", "pointpillars-kitti", "centerpoint-nus"};
   for (int f = 0; f < 3; f++) {
-    rct_tensor *pts = load(files[f]);
+    rct_tensor *pts = rcv_load(files[f]);
     for (int k = 0; k < 3; k++) {
       const robocache_voxel_preset *p = robocache_voxel_preset_find(presets[k]);
       char what[256];
@@ -279,9 +257,9 @@ static void test_kitti_presets(void **state) {
  * that cloud alone. */
 static void test_batch_of_scans(void **state) {
   (void)state;
-  rct_tensor *s0 = load("kitti_raw_hdl64_0000000000.bin");
-  rct_tensor *s1 = load("kitti_raw_hdl64_0000000001.bin");
-  rct_tensor *s2 = load("kitti_000008_reduced.bin");
+  rct_tensor *s0 = rcv_load("kitti_raw_hdl64_0000000000.bin");
+  rct_tensor *s1 = rcv_load("kitti_raw_hdl64_0000000001.bin");
+  rct_tensor *s2 = rcv_load("kitti_000008_reduced.bin");
   rct_tensor *parts[8] = {s0, s1, s2, s1, s0, s2, s0, s1}, *offsets = NULL;
   rct_tensor *all = concat(parts, 8, &offsets);
   rcv_grid g = preset_grid("second-kitti");
@@ -310,7 +288,7 @@ static void test_batch_of_scans(void **state) {
 /* PCL VoxelGrid downsampling (no range) of real clouds, one and batched. */
 static void test_pcl_downsample(void **state) {
   (void)state;
-  rct_tensor *a = load("cupcl_sample.pcd"), *b = load("bunny.pcd");
+  rct_tensor *a = rcv_load("cupcl_sample.pcd"), *b = rcv_load("bunny.pcd");
   rcv_grid g = {{1.0f, 1.0f, 1.0f}, NULL};
   check_all(a, NULL, g, 0, 0, "cupcl_sample 1 m");
   rcv_grid fine = {{0.01f, 0.01f, 0.01f}, NULL};
