@@ -63,11 +63,10 @@ RC_HD uint16_t rc_f32_to_f16(float f) {
     if (rem > half || (rem == half && (r & 1u))) r++;
     return (uint16_t)(sign | r);
   }
-  uint32_t r = a - 0x38000000u; /* rebias exponent 127 -> 15 */
-  uint32_t low = r & 0x1fffu;
-  r >>= 13;
-  if (low > 0x1000u || (low == 0x1000u && (r & 1u))) r++;
-  return (uint16_t)(sign | r);
+  /* normal: rebias the exponent 127 -> 15 and round the 13 dropped bits to
+   * nearest even without a branch (+ 0xfff + the lowest kept bit carries
+   * exactly when they are above half, or half with the kept part odd) */
+  return (uint16_t)(sign | ((a - 0x38000000u + 0xfffu + ((a >> 13) & 1u)) >> 13));
 }
 
 /* Element i of a float tensor (f32/f64/f16/bf16) as double. */

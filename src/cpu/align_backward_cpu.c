@@ -42,18 +42,29 @@
 DEFINE_BACKWARD_ROW(backward_row_f32, float)
 DEFINE_BACKWARD_ROW(backward_row_f64, double)
 
-robocache_status rc_align_backward_cpu(robocache_ctx *ctx, const rc_align_problem *p) {
+/* Backward of rows [from, to); returns the first EXTRAP_ERROR as b * T + t,
+ * or INT64_MAX. */
+static int64_t backward_rows(const rc_align_problem *p, int64_t from, int64_t to) {
   const int wide = p->out.dtype == ROBOCACHE_DTYPE_F64;
-  int64_t first_err = INT64_MAX; /* b * T + t */
+  for (int64_t b = from; b < to; b++) {
+    const int64_t t = wide ? backward_row_f64(p, b) : backward_row_f32(p, b);
+    if (t >= 0) return b * p->T + t;
+  }
+  return INT64_MAX;
+}
+
+robocache_status rc_align_backward_cpu(robocache_ctx *ctx, const rc_align_problem *p) {
   const int threads = rc_ctx_threads(ctx);
-  (void)threads;
-  /* clang-format off */
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) reduction(min: first_err) \
-    if (p->B > 1)
-  /* clang-format on */
-  for (int64_t b = 0; b < p->B; b++) {
-    int64_t t = wide ? backward_row_f64(p, b) : backward_row_f32(p, b);
-    if (t >= 0 && b * p->T + t < first_err) first_err = b * p->T + t;
+  int64_t first_err; /* b * T + t */
+  if (cpu_serial(p, threads, p->B)) {
+    first_err = backward_rows(p, 0, p->B);
+  } else {
+    first_err = INT64_MAX;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) reduction(min : first_err)
+    for (int64_t b = 0; b < p->B; b++) {
+      const int64_t i = backward_rows(p, b, b + 1);
+      if (i < first_err) first_err = i;
+    }
   }
   if (first_err == INT64_MAX) return ROBOCACHE_OK;
   const int64_t b = first_err / p->T, t = first_err % p->T;

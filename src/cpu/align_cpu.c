@@ -2,11 +2,14 @@
  * pairs, binary search and option logic from common/interp.h, then one tight
  * loop over the channels of each stream. A fast path handles float32 values
  * and out with contiguous channels; one writer per (values, out) dtype pair
- * handles every other dtype and stride. Arithmetic in float32 (float64 when values or out are
- * float64); a target on a sample copies it bit-exactly. */
+ * handles every other dtype and stride (float16 out through F16C where the
+ * CPU has it, cpu/f16c.h). Arithmetic in float32 (float64 when values or out are
+ * float64); a target on a sample copies it bit-exactly. Problems too small to
+ * gain from threads run on the calling thread (cpu_serial). */
 #include <string.h>
 
 #include "cpu/align_cpu_target.h"
+#include "cpu/f16c.h"
 #include "ops/align_error.h"
 
 /* float32 values and out with contiguous channels. v: row b of the values,
@@ -50,17 +53,23 @@ static inline void st_f16(void *p, int64_t i, double x) {
 static inline void st_bf16(void *p, int64_t i, double x) {
   ((uint16_t *)p)[i] = rc_f32_to_bf16((float)x);
 }
+#ifdef RC_F16C
+RC_F16C_TARGET static inline void st_f16c(void *p, int64_t i, double x) {
+  ((uint16_t *)p)[i] = rc_f32_to_f16_f16c((float)x);
+}
+#endif
 
-/* Writer of the D channels of one target for one (values, out) dtype pair,
- * any strides, arithmetic in T (float, or double when either is float64).
+/* Writer NAME of the D channels of one target for one (values, out) dtype
+ * pair, any strides, arithmetic in T (float, or double when either is
+ * float64), compiled with the attributes ATTR.
  * vb: the values' element offset of row b; ob: the out element offset of the
  * target's first channel of this stream. */
 typedef void (*write_fn)(const rc_stream_view *s, const rc_view *out, int64_t vb, int64_t ob,
                          const rc_target *tg);
 
-#define DEFINE_WRITE(NAME, T, LD, ST)                                                              \
-  static void NAME(const rc_stream_view *s, const rc_view *out, int64_t vb, int64_t ob,            \
-                   const rc_target *tg) {                                                          \
+#define DEFINE_WRITE_ATTR(ATTR, NAME, T, LD, ST)                                                   \
+  ATTR static void NAME(const rc_stream_view *s, const rc_view *out, int64_t vb, int64_t ob,       \
+                        const rc_target *tg) {                                                     \
     const void *vd = s->values.data;                                                               \
     void *od = out->data;                                                                          \
     const int64_t vc = s->values.strides[2], oc = out->strides[2], D = s->D;                       \
@@ -84,6 +93,7 @@ typedef void (*write_fn)(const rc_stream_view *s, const rc_view *out, int64_t vb
     }                                                                                              \
   }
 
+#define DEFINE_WRITE(NAME, T, LD, ST) DEFINE_WRITE_ATTR(, NAME, T, LD, ST)
 #define RC_LERP_float rc_lerp_f32
 #define RC_LERP_double rc_lerp_f64
 #define RC_SLERP_float rc_slerp_f32
@@ -113,6 +123,26 @@ static const write_fn writers[4][4] = {
     {write_f16_f32, write_f16_f64, write_f16_f16, write_f16_bf16},
     {write_bf16_f32, write_bf16_f64, write_bf16_f16, write_bf16_bf16}};
 
+#ifdef RC_F16C
+DEFINE_WRITE_ATTR(RC_F16C_TARGET, write_f32_f16c, float, ld_f32, st_f16c)
+DEFINE_WRITE_ATTR(RC_F16C_TARGET, write_f64_f16c, double, ld_f64, st_f16c)
+DEFINE_WRITE_ATTR(RC_F16C_TARGET, write_f16_f16c, float, ld_f16, st_f16c)
+DEFINE_WRITE_ATTR(RC_F16C_TARGET, write_bf16_f16c, float, ld_bf16, st_f16c)
+
+/* The float16-out writers of CPUs with F16C, by values dtype: the same bits
+ * as writers[v][F16] at ~1.5x their speed. */
+static const write_fn f16c_writers[4] = {write_f32_f16c, write_f64_f16c, write_f16_f16c,
+                                         write_bf16_f16c};
+#endif
+
+/* The writer of values dtype v and out dtype o for this CPU. */
+static write_fn writer(int32_t v, int32_t o) {
+#ifdef RC_F16C
+  if (o == ROBOCACHE_DTYPE_F16 && rc_cpu_has_f16c()) return f16c_writers[v];
+#endif
+  return writers[v][o];
+}
+
 /* Targets per OpenMP task: one chunk of one row, every stream. */
 #define CPU_CHUNK 128
 
@@ -125,7 +155,7 @@ static int64_t write_chunk(const rc_align_problem *p, int k, int64_t b, int64_t 
   const int64_t count = cpu_target_count(p, b), vb = b * v->strides[0];
   const int fast = v->dtype == ROBOCACHE_DTYPE_F32 && out->dtype == ROBOCACHE_DTYPE_F32 &&
                    v->strides[2] == 1 && out->strides[2] == 1;
-  const write_fn write = writers[v->dtype][out->dtype];
+  const write_fn write = writer(v->dtype, out->dtype);
   int64_t hint = -1, err = -1;
   for (int64_t t = t0; t < t1; t++) {
     rc_target tg = t >= count ? rc_target_padded() : cpu_target(p, s, b, t, &hint);
@@ -142,21 +172,34 @@ static int64_t write_chunk(const rc_align_problem *p, int k, int64_t b, int64_t 
   return err;
 }
 
-robocache_status rc_align_cpu(robocache_ctx *ctx, const rc_align_problem *p) {
-  const int64_t K = p->K, chunks = (p->T + CPU_CHUNK - 1) / CPU_CHUNK, tasks = p->B * chunks;
-  int64_t first_err = INT64_MAX; /* flat index (b * T + t) * K + k */
-  const int threads = rc_ctx_threads(ctx);
-  (void)threads;
-  /* clang-format off */
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) reduction(min: first_err) \
-    if (tasks > 1 && p->B * p->T * (p->Dout + 8) > 65536)
-  /* clang-format on */
-  for (int64_t task = 0; task < tasks; task++) {
+/* Every stream of tasks [from, to) (task: targets [t0, t0 + CPU_CHUNK) of one
+ * row); returns the flat index (b * T + t) * K + k of their first
+ * EXTRAP_ERROR target, or INT64_MAX. */
+static int64_t write_tasks(const rc_align_problem *p, int64_t chunks, int64_t from, int64_t to) {
+  int64_t first_err = INT64_MAX;
+  for (int64_t task = from; task < to; task++) {
     const int64_t b = task / chunks, t0 = (task % chunks) * CPU_CHUNK;
     const int64_t t1 = t0 + CPU_CHUNK < p->T ? t0 + CPU_CHUNK : p->T;
     for (int k = 0; k < p->K; k++) {
-      int64_t t = write_chunk(p, k, b, t0, t1);
-      if (t >= 0 && (b * p->T + t) * K + k < first_err) first_err = (b * p->T + t) * K + k;
+      const int64_t t = write_chunk(p, k, b, t0, t1), i = (b * p->T + t) * p->K + k;
+      if (t >= 0 && i < first_err) first_err = i;
+    }
+  }
+  return first_err;
+}
+
+robocache_status rc_align_cpu(robocache_ctx *ctx, const rc_align_problem *p) {
+  const int64_t K = p->K, chunks = (p->T + CPU_CHUNK - 1) / CPU_CHUNK, tasks = p->B * chunks;
+  const int threads = rc_ctx_threads(ctx);
+  int64_t first_err; /* flat index (b * T + t) * K + k */
+  if (cpu_serial(p, threads, tasks)) {
+    first_err = write_tasks(p, chunks, 0, tasks);
+  } else {
+    first_err = INT64_MAX;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) reduction(min : first_err)
+    for (int64_t task = 0; task < tasks; task++) {
+      const int64_t i = write_tasks(p, chunks, task, task + 1);
+      if (i < first_err) first_err = i;
     }
   }
   if (first_err == INT64_MAX) return ROBOCACHE_OK;

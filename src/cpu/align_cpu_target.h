@@ -1,5 +1,6 @@
-/* Optimised CPU backend: the rc_target of one (row, target, stream), shared
- * by the forward (align_cpu.c) and the backward (align_backward_cpu.c). */
+/* Optimised CPU backend: the rc_target of one (row, target, stream) and the
+ * serial-or-parallel choice, shared by the forward (align_cpu.c) and the
+ * backward (align_backward_cpu.c). */
 #ifndef ROBOCACHE_CPU_ALIGN_CPU_TARGET_H
 #define ROBOCACHE_CPU_ALIGN_CPU_TARGET_H
 
@@ -7,6 +8,14 @@
 
 #include "common/interp.h"
 #include "ops/align_problem.h"
+
+/* Whether the calling thread should do all the work itself, without an
+ * OpenMP region: one thread, one task, or work (targets x (channels + 8)) up
+ * to 8192. Entering a region costs ~0.5 us even with one thread; on 2 cores
+ * two threads only start to win above ~8k (a few us of serial work). */
+static inline int cpu_serial(const rc_align_problem *p, int threads, int64_t tasks) {
+  return threads == 1 || tasks == 1 || p->B * p->T * (p->Dout + 8) <= 8192;
+}
 
 /* Number of valid targets of row b. */
 static inline int64_t cpu_target_count(const rc_align_problem *p, int64_t b) {
