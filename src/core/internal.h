@@ -77,6 +77,5 @@ bool rc_dtype_is_time(int32_t dtype);
 
 /* Name of an option value for messages. */
 const char *rc_method_name(int32_t method);
-const char *rc_extrapolate_name(int32_t extrapolate);
 
 #endif

@@ -45,13 +45,3 @@ const char *rc_method_name(int32_t method) {
   }
   return "unknown";
 }
-
-const char *rc_extrapolate_name(int32_t extrapolate) {
-  switch (extrapolate) {
-  case ROBOCACHE_EXTRAP_CLAMP: return "clamp";
-  case ROBOCACHE_EXTRAP_FILL: return "fill";
-  case ROBOCACHE_EXTRAP_EXTRAPOLATE: return "extrapolate";
-  case ROBOCACHE_EXTRAP_ERROR: return "error";
-  }
-  return "unknown";
-}
