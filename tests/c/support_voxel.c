@@ -48,16 +48,30 @@ void rcv_finish(rcv_result *r, robocache_ctx *ctx, robocache_status s) {
 
 int64_t rcv_clouds(const rct_tensor *offsets) { return offsets ? offsets->shape[0] - 1 : 1; }
 
+const rcv_dense_case rcv_dense_cases[] = {{ROBOCACHE_VOXEL_COUNT, ROBOCACHE_DTYPE_I32},
+                                          {ROBOCACHE_VOXEL_COUNT, ROBOCACHE_DTYPE_F32},
+                                          {ROBOCACHE_VOXEL_OCCUPANCY, ROBOCACHE_DTYPE_U8},
+                                          {ROBOCACHE_VOXEL_OCCUPANCY, ROBOCACHE_DTYPE_F32},
+                                          {ROBOCACHE_VOXEL_SUM, ROBOCACHE_DTYPE_F32},
+                                          {ROBOCACHE_VOXEL_MEAN, ROBOCACHE_DTYPE_F32},
+                                          {ROBOCACHE_VOXEL_MAX, ROBOCACHE_DTYPE_F32}};
+const size_t rcv_num_dense_cases = sizeof rcv_dense_cases / sizeof rcv_dense_cases[0];
+
+rct_tensor *rcv_dense_out(const rct_tensor *points, const rct_tensor *offsets, rcv_grid g,
+                          int32_t mode, robocache_dtype dtype) {
+  int64_t grid[3];
+  assert_int_equal(robocache_voxel_grid_size(NULL, g.voxel_size, g.range, grid), ROBOCACHE_OK);
+  int64_t C = points->shape[1];
+  int64_t F = mode <= ROBOCACHE_VOXEL_OCCUPANCY ? 1 : (C == 3 ? 3 : C - 3);
+  int64_t shape[5] = {rcv_clouds(offsets), F, grid[2], grid[1], grid[0]};
+  return rct_make(dtype, 5, shape);
+}
+
 rcv_result rcv_dense(const rct_tensor *points, const rct_tensor *offsets, rcv_grid g, int32_t mode,
                      robocache_dtype dtype, rcv_run run) {
   rcv_result r = {0};
   robocache_ctx *ctx = make_ctx(run);
-  int64_t grid[3];
-  assert_int_equal(robocache_voxel_grid_size(ctx, g.voxel_size, g.range, grid), ROBOCACHE_OK);
-  int64_t C = points->shape[1];
-  int64_t F = mode <= ROBOCACHE_VOXEL_OCCUPANCY ? 1 : (C == 3 ? 3 : C - 3);
-  int64_t shape[5] = {rcv_clouds(offsets), F, grid[2], grid[1], grid[0]};
-  r.out = rct_make(dtype, 5, shape);
+  r.out = rcv_dense_out(points, offsets, g, mode, dtype);
   rcv_finish(&r, ctx,
              robocache_voxelize(ctx, &points->t, offsets ? &offsets->t : NULL, g.voxel_size,
                                 g.range, mode, &r.out->t, &r.stats));

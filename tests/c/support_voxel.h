@@ -44,6 +44,17 @@ int64_t rcv_clouds(const rct_tensor *offsets);
 /* Records status s and ctx's message in *r, then frees ctx. */
 void rcv_finish(rcv_result *r, robocache_ctx *ctx, robocache_status s);
 
+/* Every (mode, output dtype) pair robocache_voxelize accepts. */
+typedef struct rcv_dense_case {
+  int32_t mode;
+  robocache_dtype dtype;
+} rcv_dense_case;
+extern const rcv_dense_case rcv_dense_cases[];
+extern const size_t rcv_num_dense_cases;
+
+/* A fresh (uninitialised) out [B,F,Z,Y,X] of dtype for mode, grid g and points. */
+rct_tensor *rcv_dense_out(const rct_tensor *points, const rct_tensor *offsets, rcv_grid g,
+                          int32_t mode, robocache_dtype dtype);
 /* Dense voxelization into a fresh out [B,F,Z,Y,X] of dtype. */
 rcv_result rcv_dense(const rct_tensor *points, const rct_tensor *offsets, rcv_grid g, int32_t mode,
                      robocache_dtype dtype, rcv_run run);

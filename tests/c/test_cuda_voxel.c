@@ -67,12 +67,7 @@ static rcv_result gpu_dense(rct_tensor *points, rct_tensor *offsets, rcv_grid g,
                             robocache_dtype dtype) {
   rcv_result r = {0};
   robocache_ctx *ctx = new_ctx();
-  int64_t grid[3];
-  assert_int_equal(robocache_voxel_grid_size(ctx, g.voxel_size, g.range, grid), ROBOCACHE_OK);
-  int64_t C = points->shape[1];
-  int64_t F = mode <= ROBOCACHE_VOXEL_OCCUPANCY ? 1 : (C == 3 ? 3 : C - 3);
-  int64_t shape[5] = {rcv_clouds(offsets), F, grid[2], grid[1], grid[0]};
-  r.out = rct_make(dtype, 5, shape);
+  r.out = rcv_dense_out(points, offsets, g, mode, dtype);
   dev *p = to_dev(points), *o = to_dev(offsets), *out = to_dev(r.out);
   CU(cudaMemset(out->t.data, 0xFF, r.out->nbytes));
   robocache_status s =
@@ -133,22 +128,12 @@ static void check_all(rct_tensor *pts, rct_tensor *off, rcv_grid g, int32_t P, i
     assert_int_equal(robocache_voxel_grid_size(NULL, g.voxel_size, g.range, grid), ROBOCACHE_OK);
   /* dense grids of up to 2^22 cells per feature and cloud (the presets' fine grids are skipped) */
   if (g.range && grid[0] * grid[1] * grid[2] * rcv_clouds(off) <= ((int64_t)1 << 22)) {
-    static const struct {
-      int32_t mode;
-      robocache_dtype dtype;
-    } dense[] = {{ROBOCACHE_VOXEL_COUNT, ROBOCACHE_DTYPE_I32},
-                 {ROBOCACHE_VOXEL_COUNT, ROBOCACHE_DTYPE_F32},
-                 {ROBOCACHE_VOXEL_OCCUPANCY, ROBOCACHE_DTYPE_U8},
-                 {ROBOCACHE_VOXEL_OCCUPANCY, ROBOCACHE_DTYPE_F32},
-                 {ROBOCACHE_VOXEL_SUM, ROBOCACHE_DTYPE_F32},
-                 {ROBOCACHE_VOXEL_MEAN, ROBOCACHE_DTYPE_F32},
-                 {ROBOCACHE_VOXEL_MAX, ROBOCACHE_DTYPE_F32}};
-    for (size_t k = 0; k < sizeof dense / sizeof dense[0]; k++) {
-      snprintf(label, sizeof label, "%s: dense mode %d dtype %d", what, (int)dense[k].mode,
-               (int)dense[k].dtype);
-      rcv_result c = rcv_dense(pts, off, g, dense[k].mode, dense[k].dtype, CPU);
-      rcv_result a = gpu_dense(pts, off, g, dense[k].mode, dense[k].dtype);
-      rcv_result b = gpu_dense(pts, off, g, dense[k].mode, dense[k].dtype);
+    for (size_t k = 0; k < rcv_num_dense_cases; k++) {
+      snprintf(label, sizeof label, "%s: dense mode %d dtype %d", what,
+               (int)rcv_dense_cases[k].mode, (int)rcv_dense_cases[k].dtype);
+      rcv_result c = rcv_dense(pts, off, g, rcv_dense_cases[k].mode, rcv_dense_cases[k].dtype, CPU);
+      rcv_result a = gpu_dense(pts, off, g, rcv_dense_cases[k].mode, rcv_dense_cases[k].dtype);
+      rcv_result b = gpu_dense(pts, off, g, rcv_dense_cases[k].mode, rcv_dense_cases[k].dtype);
       assert_int_equal(c.status, ROBOCACHE_OK);
       rcv_assert_same(&c, &a, label);
       rcv_assert_same(&a, &b, label);

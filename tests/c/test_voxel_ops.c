@@ -219,19 +219,9 @@ static void test_ref_equals_cpu_random(void **state) {
   rct_tensor *off = rcv_offsets(RAND_OFF, 3);
   for (int64_t C = 3; C <= 5; C++) {
     rct_tensor *pts = rcv_random_points(100 + (uint64_t)C, 5000, C);
-    const struct {
-      int32_t mode;
-      robocache_dtype dtype;
-    } dense[] = {{ROBOCACHE_VOXEL_COUNT, ROBOCACHE_DTYPE_I32},
-                 {ROBOCACHE_VOXEL_COUNT, ROBOCACHE_DTYPE_F32},
-                 {ROBOCACHE_VOXEL_OCCUPANCY, ROBOCACHE_DTYPE_U8},
-                 {ROBOCACHE_VOXEL_OCCUPANCY, ROBOCACHE_DTYPE_F32},
-                 {ROBOCACHE_VOXEL_SUM, ROBOCACHE_DTYPE_F32},
-                 {ROBOCACHE_VOXEL_MEAN, ROBOCACHE_DTYPE_F32},
-                 {ROBOCACHE_VOXEL_MAX, ROBOCACHE_DTYPE_F32}};
-    for (size_t m = 0; m < sizeof dense / sizeof dense[0]; m++) {
-      rcv_result a = rcv_dense(pts, off, g, dense[m].mode, dense[m].dtype, REF);
-      rcv_result b = rcv_dense(pts, off, g, dense[m].mode, dense[m].dtype, CPU);
+    for (size_t m = 0; m < rcv_num_dense_cases; m++) {
+      rcv_result a = rcv_dense(pts, off, g, rcv_dense_cases[m].mode, rcv_dense_cases[m].dtype, REF);
+      rcv_result b = rcv_dense(pts, off, g, rcv_dense_cases[m].mode, rcv_dense_cases[m].dtype, CPU);
       assert_int_equal(a.status, ROBOCACHE_OK);
       assert_true(a.stats.points_dropped_nonfinite > 0 && a.stats.points_dropped_range > 0);
       rcv_assert_same(&a, &b, "dense ref vs cpu");
