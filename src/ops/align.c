@@ -188,6 +188,8 @@ static robocache_status dispatch(robocache_ctx *ctx, const rc_align_problem *p, 
   return rc_ctx(ctx)->force_reference ? ref(ctx, p) : cpu(ctx, p);
 }
 
+#define RC_ALIGN_STACK_STREAMS 16
+
 robocache_status robocache_align(robocache_ctx *ctx, const robocache_stream *streams,
                                  int32_t num_streams, const robocache_tensor *target_times,
                                  const robocache_tensor *target_lengths, robocache_tensor *out,
@@ -197,7 +199,10 @@ robocache_status robocache_align(robocache_ctx *ctx, const robocache_stream *str
     return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT,
                     "align: num_streams must be in 1..4096 with streams non-NULL, got %d",
                     (int)num_streams);
-  rc_stream_view *views = calloc((size_t)num_streams, sizeof *views);
+  /* no host allocation for the usual few streams (calls stay cheap and capturable) */
+  rc_stream_view few[RC_ALIGN_STACK_STREAMS] = {0};
+  rc_stream_view *views =
+      num_streams <= RC_ALIGN_STACK_STREAMS ? few : calloc((size_t)num_streams, sizeof *views);
   if (!views) return rc_error(ctx, ROBOCACHE_OUT_OF_MEMORY, "align: out of memory");
   rc_align_problem p = {0};
   robocache_status s =
@@ -205,7 +210,7 @@ robocache_status robocache_align(robocache_ctx *ctx, const robocache_stream *str
   if (s == ROBOCACHE_OK) s = check_out(ctx, &p, out, "out");
   if (s == ROBOCACHE_OK) s = check_valid(ctx, &p, valid, 0);
   if (s == ROBOCACHE_OK) s = dispatch(ctx, &p, rc_align_ref, rc_align_cpu, rc_align_cuda);
-  free(views);
+  if (views != few) free(views);
   return s;
 }
 

@@ -159,9 +159,57 @@ static void test_align_error_order(void **state) {
   free_streams(s);
 }
 
+/* More streams than robocache_align keeps on the stack (16): the K = 3
+ * streams repeated 20 times, each slice equal to its own resample. */
+static void test_align_many_streams(void **state) {
+  (void)state;
+  enum { MANY = 20 };
+  stream_data s[K];
+  rct_tensor *targets, *tlen;
+  make_streams(s, &targets, &tlen);
+  robocache_stream st[MANY];
+  int64_t Dout = 0;
+  for (int j = 0; j < MANY; j++) {
+    const stream_data *d = &s[j % K];
+    st[j] = (robocache_stream){.name = d->name,
+                               .values = &d->values->t,
+                               .times = &d->times->t,
+                               .lengths = d->lengths ? &d->lengths->t : NULL,
+                               .options = d->opt};
+    Dout += Ds[j % K];
+  }
+  rct_tensor *out = rct_make3(ROBOCACHE_DTYPE_F32, B, T, Dout);
+  rct_tensor *valid = rct_make3(ROBOCACHE_DTYPE_U8, B, T, MANY);
+  assert_int_equal(robocache_align(NULL, st, MANY, &targets->t, &tlen->t, &out->t, &valid->t),
+                   ROBOCACHE_OK);
+  int64_t col = 0;
+  for (int j = 0; j < MANY; j++) {
+    int k = j % K;
+    rct_resample_args a = {.values = s[k].values,
+                           .times = s[k].times,
+                           .lengths = s[k].lengths,
+                           .target_times = targets,
+                           .target_lengths = tlen,
+                           .opt = s[k].opt};
+    a.out = rct_make3(ROBOCACHE_DTYPE_F32, B, T, Ds[k]);
+    a.valid = rct_make2(ROBOCACHE_DTYPE_U8, B, T);
+    assert_int_equal(rct_resample(&a, 0, NULL, 0), ROBOCACHE_OK);
+    for (int64_t i = 0; i < B * T; i++) {
+      assert_int_equal(rct_get(valid, i * MANY + j), rct_get(a.valid, i));
+      for (int64_t d = 0; d < Ds[k]; d++)
+        assert_true(rct_get_bits(out, i * Dout + col + d) == rct_get_bits(a.out, i * Ds[k] + d));
+    }
+    col += Ds[k];
+    rct_free(a.out), rct_free(a.valid);
+  }
+  rct_free(out), rct_free(valid), rct_free(targets), rct_free(tlen);
+  free_streams(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_align_equals_separate_resamples),
+      cmocka_unit_test(test_align_many_streams),
       cmocka_unit_test(test_align_error_order),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
