@@ -251,6 +251,117 @@ __global__ void __launch_bounds__(RC_CUDA_BLOCK)
     rc_check_data<TIME_DTYPE>(args.a, args.s, args.K, args.k_base == 0, args.check_total);
 }
 
+/* ---- Wide path: one stream, default options, rows of >= RC_WIDE_MIN_SLOTS
+ * full-width slots (docs/cuda.md, "Wide path"). A group of s.group threads
+ * shares one target; each thread resolves it itself (the group reads the same
+ * addresses: one access per distinct address) and moves s.rounds slots, sub,
+ * sub + group, ..., all loads issued before the first store. Against the warp
+ * path above it keeps more loads in flight per multiprocessor on wide rows,
+ * and pays a search per thread instead of per target, so it is used only for
+ * rows of several slots and launches of at most RC_WIDE_MAX_TARGETS targets
+ * (measured: beyond that the repeated searches cost more than the loads in
+ * flight gain). */
+#define RC_WIDE_BLOCK 256
+#define RC_WIDE_MIN_SLOTS 4
+#define RC_WIDE_MAX_TARGETS 65536
+
+/* At most this many slots of N channels per thread (8-wide 16-bit slots: 2,
+ * which keeps them within 64 registers). */
+constexpr int rc_wide_max_rounds(int N) { return N >= 8 ? 2 : 4; }
+
+template <class In, class Out>
+__global__ void __launch_bounds__(RC_WIDE_BLOCK, 4)
+    rc_wide_kernel(const __grid_constant__ rc_align_args args) {
+  typedef typename rc_compute<In, Out>::type C;
+  constexpr int N = rc_vec_max<In, Out>(), RMAX = rc_wide_max_rounds(N);
+  const rc_stream_desc &s = args.s[0]; /* fixed offsets: the K = 1 launch */
+  /* < 2^31 threads (checked on the host): 32-bit index math */
+  const uint32_t id = blockIdx.x * RC_WIDE_BLOCK + threadIdx.x, G = (uint32_t)s.group;
+  const uint32_t target = id / G, sub = id - target * G, T = (uint32_t)args.a.T;
+  if (target < (uint64_t)args.a.B * T) {
+    const uint32_t b = target / T, t = target - b * T;
+    const rc_target r = rc_decide_target<ROBOCACHE_DTYPE_I64, true>(args.a, s, args.k_base, b, t);
+    if (args.valid && sub == 0)
+      args.valid[b * args.va_b + t * args.va_t + args.k_base * args.va_k] = (uint8_t)r.valid;
+    const rc_item e = rc_item_of(args, s, b, t, r);
+    const In *vals = (const In *)s.values;
+    Out *out = (Out *)args.out;
+    const C w = (C)e.w;
+    rc_vec<In, N> a[RMAX] = {}, c[RMAX] = {};
+#pragma unroll
+    for (int j = 0; j < RMAX; j++) {
+      const int64_t ch = (int64_t)(sub + j * G) * N;
+      if (j >= s.rounds || e.mode < CH_COPY) continue;
+      a[j] = *(const rc_vec<In, N> *)(vals + e.v0 + ch);
+      if (e.mode == CH_LERP) c[j] = *(const rc_vec<In, N> *)(vals + e.v1 + ch);
+    }
+#pragma unroll
+    for (int j = 0; j < RMAX; j++) {
+      if (j >= s.rounds) break;
+      rc_vec<Out, N> o;
+#pragma unroll
+      for (int i = 0; i < N; i++) {
+        C x = e.mode == CH_CONST  ? w
+              : e.mode == CH_COPY ? to_c<C>(a[j].e[i])
+                                  : lerp_c(to_c<C>(a[j].e[i]), to_c<C>(c[j].e[i]), w);
+        from_c(x, o.e[i]);
+      }
+      *(rc_vec<Out, N> *)(out + e.out + (int64_t)(sub + j * G) * N) = o;
+    }
+  }
+  if (args.check_total)
+    rc_check_data<ROBOCACHE_DTYPE_I64>(args.a, args.s, 1, args.k_base == 0, args.check_total);
+}
+
+template <class In>
+robocache_status rc_launch_wide_in(robocache_ctx *ctx, const rc_align_args &args, int grid,
+                                   cudaStream_t stream, int32_t out_dtype) {
+  switch (out_dtype) {
+  case ROBOCACHE_DTYPE_F32:
+    rc_wide_kernel<In, float><<<grid, RC_WIDE_BLOCK, 0, stream>>>(args);
+    break;
+  case ROBOCACHE_DTYPE_F64:
+    rc_wide_kernel<In, double><<<grid, RC_WIDE_BLOCK, 0, stream>>>(args);
+    break;
+  case ROBOCACHE_DTYPE_F16:
+    rc_wide_kernel<In, f16s><<<grid, RC_WIDE_BLOCK, 0, stream>>>(args);
+    break;
+  default: rc_wide_kernel<In, bf16s><<<grid, RC_WIDE_BLOCK, 0, stream>>>(args); break;
+  }
+  return rc_cuda_launched(ctx, "align kernel launch (wide rows)");
+}
+
+robocache_status rc_launch_wide(robocache_ctx *ctx, const rc_align_args &args, int grid,
+                                cudaStream_t stream, int32_t in_dtype, int32_t out_dtype) {
+  switch (in_dtype) {
+  case ROBOCACHE_DTYPE_F32: return rc_launch_wide_in<float>(ctx, args, grid, stream, out_dtype);
+  case ROBOCACHE_DTYPE_F64: return rc_launch_wide_in<double>(ctx, args, grid, stream, out_dtype);
+  case ROBOCACHE_DTYPE_F16: return rc_launch_wide_in<f16s>(ctx, args, grid, stream, out_dtype);
+  default: return rc_launch_wide_in<bf16s>(ctx, args, grid, stream, out_dtype);
+  }
+}
+
+/* Whether stream sv (descriptor d, vec set) of a launch of K streams takes the
+ * wide path, and then its group and rounds: 4 slots per thread on wide rows,
+ * else 2 when they divide the row, else 1. Tuned on an H200 (docs/cuda.md). */
+bool rc_wide_plan(const rc_align_problem *p, const rc_stream_view *sv, int K, rc_stream_desc *d) {
+  size_t a = robocache_dtype_size((robocache_dtype)sv->values.dtype);
+  size_t b = robocache_dtype_size((robocache_dtype)p->out.dtype);
+  int widest = (int)(16 / (a > b ? a : b));
+  int64_t slots = sv->D / widest;
+  if (K != 1 || p->time_dtype != ROBOCACHE_DTYPE_I64 || !rc_is_simple(&sv->opt) ||
+      d->vec != widest || slots < RC_WIDE_MIN_SLOTS || d->vs_d != 1 || p->out.strides[2] != 1 ||
+      p->B * p->T > RC_WIDE_MAX_TARGETS)
+    return false;
+  int rounds = slots >= 16 && slots % 4 == 0 && rc_wide_max_rounds(widest) >= 4 ? 4
+               : slots % 2 == 0                                                 ? 2
+                                                                                : 1;
+  if (p->B * p->T * (slots / rounds) > INT32_MAX) return false; /* 32-bit thread index */
+  d->rounds = rounds;
+  d->group = (int32_t)(slots / rounds);
+  return true;
+}
+
 /* 1 when pointer p (element size es) and the element strides allow N-wide
  * aligned accesses along the last axis (axes of size 1 ignored). */
 bool rc_vec_ok(const rc_view *v, int64_t first, int64_t D, int N) {
@@ -348,12 +459,17 @@ robocache_status rc_launch_chunk(robocache_ctx *ctx, const rc_align_problem *p,
     args.s[j] = d;
     check += p->B * sv->S;
   }
+  const bool wide = rc_wide_plan(p, &p->streams[k0], K, &args.s[0]);
+  if (wide) blocks = (p->B * p->T * args.s[0].group + RC_WIDE_BLOCK - 1) / RC_WIDE_BLOCK;
   if (c->record) {
     args.check_total = check;
     int64_t check_blocks = (check + RC_CUDA_BLOCK - 1) / RC_CUDA_BLOCK;
     if (blocks < check_blocks) blocks = check_blocks < 65536 ? check_blocks : 65536;
   }
   if (blocks == 0) return ROBOCACHE_OK;
+  if (wide)
+    return rc_launch_wide(ctx, args, (int)blocks, c->stream, p->streams[k0].values.dtype,
+                          p->out.dtype);
   switch (p->time_dtype) {
   case ROBOCACHE_DTYPE_I64:
     return rc_launch_time<ROBOCACHE_DTYPE_I64>(ctx, args, (int)blocks, c->stream, p->out.dtype);

@@ -34,6 +34,8 @@ struct rc_stream_desc {
   int32_t log_rounds;  /* log2 of the slot rounds per lane and target */
   int32_t log_targets; /* log2 of the targets of one warp (>= 5 - log_group) */
   int32_t block_begin; /* first block of this stream in the grid */
+  int32_t group;       /* wide path: threads per target */
+  int32_t rounds;      /* wide path: slots per thread */
 };
 
 /* What every kernel of a launch shares: the targets and the check record. */
@@ -141,6 +143,13 @@ __device__ __forceinline__ int64_t rc_search(const Row &row, int64_t n, typename
   return lo;
 }
 
+/* The default options (linear, clamp, no max_gap or tolerance; any time
+ * offset), for which the forward has kernels of their own. */
+static inline bool rc_is_simple(const robocache_interp_options *o) {
+  return o->method == ROBOCACHE_LINEAR && o->extrapolate == ROBOCACHE_EXTRAP_CLAMP &&
+         o->max_gap_ns <= 0 && o->tolerance_ns <= 0;
+}
+
 /* Valid samples of row b (lengths[b], or S); 0 when lengths[b] is outside
  * 1..S (bad data: the target is then marked invalid, nothing is read). */
 __device__ __forceinline__ int64_t rc_row_length(const rc_stream_desc &s, int64_t b) {
@@ -163,8 +172,10 @@ __device__ __forceinline__ int64_t rc_target_count(const rc_target_desc &a, int6
 
 /* What target (b, t) of stream s gets: rc_target_decide on the bracket
  * (one thread), with the local safety checks above; EXTRAP_ERROR targets are
- * recorded in a.record (min key = first in row-major [B,T,K] order). */
-template <int TIME_DTYPE>
+ * recorded in a.record (min key = first in row-major [B,T,K] order).
+ * SIMPLE: the stream's options are known to be those of rc_is_simple (the
+ * compiler then drops the code of every other option). */
+template <int TIME_DTYPE, bool SIMPLE = false>
 __device__ __forceinline__ rc_target rc_decide_target(const rc_target_desc &a,
                                                       const rc_stream_desc &s, int k, int64_t b,
                                                       int64_t t) {
@@ -178,8 +189,14 @@ __device__ __forceinline__ rc_target rc_decide_target(const rc_target_desc &a,
   if (t >= nt) return rc_target_padded();
   rc_target poison = rc_target_none(RC_TGT_POISON, 0, RC_TERR_NONE);
   if (n == 0 || !Row::finite(x)) return poison;
-  rc_bracket br = row.bracket(&s.opt, n, x, rc_search(row, n, x, first, last));
-  rc_target r = rc_target_decide(&s.opt, br);
+  robocache_interp_options o = s.opt;
+  if (SIMPLE) {
+    o.method = ROBOCACHE_LINEAR;
+    o.extrapolate = ROBOCACHE_EXTRAP_CLAMP;
+    o.max_gap_ns = o.tolerance_ns = 0;
+  }
+  rc_bracket br = row.bracket(&o, n, x, rc_search(row, n, x, first, last));
+  rc_target r = rc_target_decide(&o, br);
   /* inside, the search guarantees t[i0] < x < t[i0+1]; an extrapolation pair
    * must be increasing too */
   if (r.mode == RC_TGT_INTERP && br.pos != RC_POS_INSIDE && !(row.at(r.i0) < row.at(r.i1)))

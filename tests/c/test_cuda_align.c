@@ -297,6 +297,26 @@ static void test_resample_search_and_width(void **state) {
   check_case(&c, 99);
 }
 
+/* The wide path (one stream, linear + clamp, int64 ns, rows of >= 4
+ * full-width slots): every values x out dtype, with 4, 5, 16 and 64 slots
+ * (2, 1, 4, 4 slots per thread), a time offset on every second case. */
+static void test_resample_wide_rows(void **state) {
+  (void)state;
+  static const int64_t slots[] = {4, 5, 16, 64};
+  int n = 0;
+  for (int v = 0; v < 4; v++)
+    for (int o = 0; o < 4; o++, n++) {
+      spec c = {.method = ROBOCACHE_LINEAR, .extrapolate = ROBOCACHE_EXTRAP_CLAMP};
+      c.vdt = value_dtypes[v], c.odt = value_dtypes[o], c.tdt = ROBOCACHE_DTYPE_I64;
+      size_t es = robocache_dtype_size(c.vdt) > robocache_dtype_size(c.odt)
+                      ? robocache_dtype_size(c.vdt)
+                      : robocache_dtype_size(c.odt);
+      c.B = 5, c.S = 24, c.T = 40, c.D = (int64_t)(16 / es) * slots[n % 4];
+      c.offset_ns = n % 2 ? 3000000 : 0;
+      check_case(&c, 500 + (uint64_t)n);
+    }
+}
+
 /* Non-contiguous values and out (every second element): the strided path. */
 static void test_resample_strided(void **state) {
   (void)state;
@@ -601,10 +621,15 @@ int main(void) {
     return 77;
   }
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_resample_parity),     cmocka_unit_test(test_resample_search_and_width),
-      cmocka_unit_test(test_resample_strided),    cmocka_unit_test(test_errors),
-      cmocka_unit_test(test_align_three_streams), cmocka_unit_test(test_align_many_streams),
-      cmocka_unit_test(test_graph_capture),       cmocka_unit_test(test_backward),
+      cmocka_unit_test(test_resample_parity),
+      cmocka_unit_test(test_resample_search_and_width),
+      cmocka_unit_test(test_resample_wide_rows),
+      cmocka_unit_test(test_resample_strided),
+      cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_align_three_streams),
+      cmocka_unit_test(test_align_many_streams),
+      cmocka_unit_test(test_graph_capture),
+      cmocka_unit_test(test_backward),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
