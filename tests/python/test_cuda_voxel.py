@@ -130,4 +130,5 @@ def test_compile_fullgraph():
         return robocache.voxelize(p, size, rng, mode="mean", offsets=offsets).sum(dim=1)
 
     compiled = torch.compile(f, fullgraph=True, backend="aot_eager")
-    assert torch.equal(compiled(pts), f(pts))
+    # bit for bit: the features hold NaN
+    assert torch.equal(compiled(pts).view(torch.int32), f(pts).view(torch.int32))
