@@ -10,9 +10,10 @@
  * into floats.
  * SUM / MEAN: the points of each cell grouped without a sort
  * (voxel_groups_cuda.cuh; the cell counts live in plane 0 of out until the
- * results overwrite them); each cell's points are summed in input order with
- * the CPU backend's arithmetic (f64 sum from 0.0, mean = sum / count, one
- * rounding to f32), so the result is bitwise that of the CPU backend.
+ * results overwrite them); a cell's only point is written at once by the
+ * scatter, the points of the other cells are summed in input order; the CPU
+ * backend's arithmetic (f64 sum from 0.0, mean = sum / count, one rounding
+ * to f32), so the result is bitwise that of the CPU backend.
  * In unchecked mode (no stats) nothing is counted beyond what the output
  * needs. */
 #include "cuda/voxel_groups_cuda.cuh"
@@ -100,13 +101,26 @@ __global__ void hist_kernel(rc_voxel_src s, rc_groups g, int64_t G, int64_t F, i
   if (checked) rc_voxel_count_dropped(s, g.counters, nonfinite, range);
 }
 
-/* SUM / MEAN step 2 over the cells of cloud blockIdx.x / tiles; an empty
- * cell gets 0 in planes 1 .. F-1 (plane 0 holds its count, 0). */
-__global__ void cells_kernel(rc_groups g, float *out, int64_t G, int64_t F, unsigned int tiles) {
+struct sum_args {
+  float *out;
+  int64_t G, F, col0;
+  int mean;
+};
+
+/* Plane-0 words of cells with a segment (their start | ALLOCATED); a cell
+ * with one point keeps its count, 1. */
+#define ALLOCATED 0x80000000u
+
+/* SUM / MEAN step 2 over the cells of cloud blockIdx.x / tiles: cells of
+ * two or more points get a segment; an empty cell gets 0 in planes 1 .. F-1
+ * (plane 0 holds its count, 0); in checked mode the non-empty cells are
+ * counted. */
+__global__ void cells_kernel(rc_groups g, float *out, int64_t G, int64_t F, unsigned int tiles,
+                             int checked) {
   const int64_t b = blockIdx.x / tiles;
   const int64_t c0 = (int64_t)(blockIdx.x % tiles) * RC_GROUP_TILE + threadIdx.x;
   long long bucket[RC_GROUP_ITEMS];
-  unsigned int n[RC_GROUP_ITEMS];
+  unsigned int n[RC_GROUP_ITEMS], singles = 0, grouped = 0;
 #pragma unroll
   for (int k = 0; k < RC_GROUP_ITEMS; k++) {
     const int64_t cell = c0 + k * RC_VOXEL_THREADS;
@@ -114,17 +128,34 @@ __global__ void cells_kernel(rc_groups g, float *out, int64_t G, int64_t F, unsi
     n[k] = cell < G ? g.count[bucket[k]] : 0u;
     if (cell < G && n[k] == 0)
       for (int64_t f = 1; f < F; f++) out[bucket[k] + f * G] = 0.0f;
+    singles += n[k] == 1;
+    if (n[k] == 1) n[k] = 0; /* written by the scatter */
+    grouped |= n[k];
   }
-  rc_groups_alloc(g, bucket, n);
+  if (checked) rc_voxel_block_add(&g.counters->nonempty, singles);
+  if (__syncthreads_or(grouped)) rc_groups_alloc(g, bucket, n, ALLOCATED);
 }
 
-struct sum_args {
-  float *out;
-  int64_t G, F, col0;
-  int mean;
-};
+/* SUM / MEAN step 3: a point of a grouped cell goes to its list; the only
+ * point of a cell is its sum (0.0 + x, as the CPU backend adds) and mean. */
+__global__ void place_kernel(rc_groups g, rc_voxel_src s, sum_args a) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= g.N) return;
+  const long long cell = g.bucket_of[i];
+  if (cell < 0) return;
+  const unsigned int v = g.count[cell];
+  if (v & ALLOCATED) {
+    g.list[(v & ~ALLOCATED) + g.rank[i]] = i;
+    return;
+  }
+  for (int64_t f = 0; f < a.F; f++) {
+    double acc = 0.0;
+    acc += (double)rc_vpt(s, i, a.col0 + f);
+    a.out[cell + f * a.G] = rc_voxel_f32(a.mean ? acc / 1.0 : acc);
+  }
+}
 
-/* SUM / MEAN step 5: each non-empty cell's F sums of its points in input
+/* SUM / MEAN step 5: each grouped cell's F sums of its points in input
  * order (small cells one per thread, big ones one per block). */
 __global__ void sum_kernel(rc_groups g, rc_voxel_src s, sum_args a) {
   __shared__ int sidx[RC_GROUP_BLOCK];
@@ -248,13 +279,15 @@ robocache_status dense_sum(robocache_ctx *ctx, const rc_voxel_problem *p, rc_vox
   s = rc_voxel_launched(ctx, "voxelize cell kernel");
   if (s != ROBOCACHE_OK) return s;
   cells_kernel<<<(unsigned int)(tiles * B), RC_VOXEL_THREADS, 0, c->stream>>>(
-      g, (float *)p->out.data, G, F, (unsigned int)tiles);
+      g, (float *)p->out.data, G, F, (unsigned int)tiles, c->checked);
   s = rc_voxel_launched(ctx, "voxelize cells kernel");
-  if (s == ROBOCACHE_OK) s = rc_groups_scatter(ctx, c->stream, &g, NULL);
-  if (s == ROBOCACHE_OK) s = rc_groups_sort_giants(ctx, c->stream, &g, temp, temp_bytes);
   if (s != ROBOCACHE_OK) return s;
   const sum_args a = {(float *)p->out.data, G, F, p->feat_col, p->mode == ROBOCACHE_VOXEL_MEAN};
-  sum_kernel<<<grid_stride_blocks(g.N), RC_VOXEL_THREADS, 0, c->stream>>>(g, c->src, a);
+  place_kernel<<<rc_voxel_blocks(g.N), RC_VOXEL_THREADS, 0, c->stream>>>(g, c->src, a);
+  s = rc_voxel_launched(ctx, "voxelize place kernel");
+  if (s == ROBOCACHE_OK) s = rc_groups_sort_giants(ctx, c->stream, &g, temp, temp_bytes);
+  if (s != ROBOCACHE_OK) return s;
+  sum_kernel<<<rc_group_blocks(g.N, g.N), RC_VOXEL_THREADS, 0, c->stream>>>(g, c->src, a);
   return rc_voxel_launched(ctx, "voxelize sum kernel");
 }
 

@@ -1,6 +1,5 @@
 /* Host side of the grouping of points by bucket (voxel_groups_cuda.cuh):
- * scratch layout, the scatter kernel (with the first-point numbering of hard
- * voxelization) and the sort of the giant segments. */
+ * scratch layout, the scatter kernel and the sort of the giant segments. */
 #include "cuda/voxel_groups_cuda.cuh"
 
 #include <cub/device/device_segmented_sort.cuh>
@@ -12,28 +11,8 @@
 
 namespace {
 
-/* prefix[w] = number of bits set in bits[0 .. w-1], by one block. */
-__device__ void first_prefix(const rc_first_bits &f) {
-  typedef cub::BlockScan<unsigned int, RC_VOXEL_THREADS> scan;
-  __shared__ typename scan::TempStorage ts;
-  const int per = (f.words + RC_VOXEL_THREADS - 1) / RC_VOXEL_THREADS;
-  const int w0 = (int)threadIdx.x * per, w1 = w0 + per < f.words ? w0 + per : f.words;
-  unsigned int sum = 0, pre;
-  for (int w = w0; w < w1; w++) sum += __popc(f.bits[w]);
-  scan(ts).ExclusiveSum(sum, pre);
-  for (int w = w0; w < w1; w++) {
-    f.prefix[w] = pre;
-    pre += __popc(f.bits[w]);
-  }
-}
-
-/* One thread per point: list[start of its bucket + its rank] = the point;
- * with first.bits, the last block computes first.prefix instead. */
-__global__ void scatter_kernel(rc_groups g, rc_first_bits first) {
-  if (first.bits && blockIdx.x == gridDim.x - 1) {
-    first_prefix(first);
-    return;
-  }
+/* One thread per point: list[start of its bucket + its rank] = the point. */
+__global__ void scatter_kernel(rc_groups g) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= g.N) return;
   const long long b = g.bucket_of[i];
@@ -69,11 +48,8 @@ robocache_status rc_groups_temp_bytes(robocache_ctx *ctx, int N, size_t *bytes) 
   return ROBOCACHE_OK;
 }
 
-robocache_status rc_groups_scatter(robocache_ctx *ctx, cudaStream_t stream, const rc_groups *g,
-                                   const rc_first_bits *first) {
-  const rc_first_bits none = {NULL, NULL, 0};
-  const unsigned int blocks = rc_voxel_blocks(g->N) + (first ? 1 : 0);
-  scatter_kernel<<<blocks, RC_VOXEL_THREADS, 0, stream>>>(*g, first ? *first : none);
+robocache_status rc_groups_scatter(robocache_ctx *ctx, cudaStream_t stream, const rc_groups *g) {
+  scatter_kernel<<<rc_voxel_blocks(g->N), RC_VOXEL_THREADS, 0, stream>>>(*g);
   return rc_voxel_launched(ctx, "voxelize scatter kernel");
 }
 

@@ -9,7 +9,8 @@
  *   2. rc_groups_alloc (the op's kernel, one thread per RC_GROUP_ITEMS
  *      buckets): each non-empty bucket gets the segment [start, start + n)
  *      of `list` (a block-wide scan and one atomicAdd per block), its count
- *      becomes its start, and its descriptor goes to the small list (n <=
+ *      becomes its start (or'ed with the op's flag), and its descriptor goes
+ *      to the small list (n <=
  *      RC_GROUP_SMALL) or the big list, a big one of more than
  *      RC_GROUP_BLOCK points also to the giant list;
  *   3. rc_groups_scatter: list[start + rank] = point index;
@@ -36,8 +37,9 @@
 #define RC_GROUP_ITEMS 16   /* buckets per thread in rc_groups_alloc */
 #define RC_GROUP_TILE (RC_VOXEL_THREADS * RC_GROUP_ITEMS)
 
-/* A non-empty bucket: its points are list[start .. start + n). */
-struct rc_group_seg {
+/* A non-empty bucket: its points are list[start .. start + n). 16-byte
+ * aligned: one vector store or load. */
+struct __align__(16) rc_group_seg {
   long long bucket;
   unsigned int start, n;
 };
@@ -54,15 +56,6 @@ struct rc_groups {
   rc_voxel_counters *counters;  /* cursor, n_small, n_big, n_giant, nonempty */
 };
 
-/* First points of the voxels, numbered in input order (hard voxelization):
- * bit i of bits is set when point i is the first of its voxel; prefix[w] is
- * the number of bits set in words 0 .. w-1 (rc_groups_scatter computes it). */
-struct rc_first_bits {
-  unsigned int *bits;   /* [words] zeroed, then set */
-  unsigned int *prefix; /* [words] */
-  int words;            /* N / 32 + 1 */
-};
-
 /* ---- host ------------------------------------------------------------------------ */
 
 /* Scratch of the grouping of N points: the part that must be zero when the
@@ -72,26 +65,21 @@ void rc_groups_carve(rc_groups *g, rc_carver *k, int N);
 /* CUB temporary storage of rc_groups_sort_giants for N points (0 when
  * gmax = 0). */
 robocache_status rc_groups_temp_bytes(robocache_ctx *ctx, int N, size_t *bytes);
-/* Step 3; with first (hard) also first->prefix. */
-robocache_status rc_groups_scatter(robocache_ctx *ctx, cudaStream_t stream, const rc_groups *g,
-                                   const rc_first_bits *first);
+/* Step 3: list[start + rank] = point (starts stored without a flag). */
+robocache_status rc_groups_scatter(robocache_ctx *ctx, cudaStream_t stream, const rc_groups *g);
 /* Step 4 (no launch when gmax = 0). */
 robocache_status rc_groups_sort_giants(robocache_ctx *ctx, cudaStream_t stream, const rc_groups *g,
                                        void *temp, size_t temp_bytes);
 
 /* ---- device ---------------------------------------------------------------------- */
 
-/* Number of first points before point i (i <= N). */
-__device__ __forceinline__ unsigned int rc_first_rank(const rc_first_bits &f, int64_t i) {
-  const unsigned int w = f.bits[i >> 5];
-  return f.prefix[i >> 5] + __popc(w & ((1u << (i & 31)) - 1u));
-}
-
-/* Step 2 for the buckets bucket[k] holding n[k] points (0: skipped); every
- * thread of the block calls it once. */
+/* Step 2 for the buckets bucket[k] holding n[k] points (0: skipped); the
+ * bucket's count becomes start | flag. Every thread of the block calls it
+ * once. */
 __device__ __forceinline__ void rc_groups_alloc(const rc_groups &g,
                                                 const long long (&bucket)[RC_GROUP_ITEMS],
-                                                const unsigned int (&n)[RC_GROUP_ITEMS]) {
+                                                const unsigned int (&n)[RC_GROUP_ITEMS],
+                                                unsigned int flag) {
   /* one scan of (points | small segments << 32 | big segments << 45): a tile
    * holds at most 4096 < 2^13 segments of each kind */
   typedef cub::BlockScan<unsigned long long, RC_VOXEL_THREADS> scan;
@@ -118,7 +106,7 @@ __device__ __forceinline__ void rc_groups_alloc(const rc_groups &g,
     if (n[k] == 0) continue;
     const unsigned int start = base[0] + (unsigned int)pre[k];
     const rc_group_seg e = {bucket[k], start, n[k]};
-    g.count[bucket[k]] = start;
+    g.count[bucket[k]] = start | flag;
     if (n[k] <= RC_GROUP_SMALL) {
       g.seg[base[1] + ((unsigned int)(pre[k] >> 32) & 0x1fffu)] = e;
       continue;
@@ -159,6 +147,14 @@ __device__ __forceinline__ void rc_group_small_sorted(const rc_groups &g, const 
 #pragma unroll
   for (int k = 0; k < W; k++) idx[k] = k < (int)e.n ? g.list[e.start + k] : INT_MAX;
   rc_sort_regs(idx);
+}
+
+/* Blocks for step 5 with `threads` threads (one per small segment, ...) and
+ * up to 2048 blocks for the big segments (at most N / (RC_GROUP_SMALL + 1)). */
+static inline unsigned int rc_group_blocks(int N, int64_t threads) {
+  const int64_t b = rc_voxel_blocks(threads), big = N / (RC_GROUP_SMALL + 1) + 1;
+  const int64_t want = b > big ? b : big < 2048 ? big : 2048;
+  return (unsigned int)(want < 8192 ? want : 8192);
 }
 
 /* Calls fn(idx) with the point indices of the small segment e in input order

@@ -7,19 +7,48 @@
  *      first point (atomicMax of 2^31 - 1 - index);
  *   2. slots: each non-empty slot gets its segment of the point list
  *      (rc_groups_alloc) and sets the bit of its first point;
- *   3. scatter, and the prefix sums of those bits: the voxels are numbered in
- *      order of their first point, cloud b's voxel v being
- *      rank(first point) - rank(offsets[b]);
+ *   3. the prefix sums of those bits (cub::DeviceScan over the words'
+ *      popcounts): the voxels are numbered in order of their first point,
+ *      cloud b's voxel v being rank(first point) - rank(offsets[b]); the
+ *      scatter of the point lists;
  *   4. giant segments sorted (cub);
- *   5. write: each voxel's first P points in input order into its row (zeros
- *      after them), or counted as dropped when v >= M; each padding row gets
- *      zeros, coords -1 and num_points 0.
+ *   5. write (voxels zeroed first): each voxel's first P points in input
+ *      order into its row (16-byte copies for 4 contiguous columns), or
+ *      counted as dropped when v >= M; each padding row gets coords -1 and
+ *      num_points 0.
  * Which slot a voxel gets depends on the scheduling, nothing written does:
  * bitwise identical to the CPU backend. One stream synchronisation at the end
  * (stats, offsets check) in checked mode. */
 #include "cuda/voxel_groups_cuda.cuh"
 
+#include <cub/device/device_scan.cuh>
+#include <thrust/iterator/transform_iterator.h>
+
 namespace {
+
+/* First points of the voxels: bit i of bits is set when point i is the first
+ * of its voxel; prefix[w] is the number of bits set in words 0 .. w-1. */
+struct first_bits {
+  unsigned int *bits;   /* [words] zeroed, then set */
+  unsigned int *prefix; /* [words] */
+  int words;            /* N / 32 + 1 */
+};
+
+/* Number of first points before point i (i <= N). */
+__device__ __forceinline__ unsigned int first_rank(const first_bits &f, int64_t i) {
+  const unsigned int w = f.bits[i >> 5];
+  return f.prefix[i >> 5] + __popc(w & ((1u << (i & 31)) - 1u));
+}
+
+struct popcount {
+  __host__ __device__ unsigned int operator()(unsigned int w) const {
+#ifdef __CUDA_ARCH__
+    return __popc(w);
+#else
+    return (unsigned int)__builtin_popcount(w);
+#endif
+  }
+};
 
 /* The voxels of the call: key[s] = b * G + key + 1 (0: empty slot). */
 struct hash_table {
@@ -34,6 +63,8 @@ struct hard_out {
   float *voxels;
   int32_t *coords, *num_points, *num_voxels;
   int64_t P, M, C;
+  int vec4;    /* C == 4, points rows contiguous and 16-byte aligned, voxels aligned */
+  int coords4; /* coords 16-byte aligned */
 };
 
 /* The slot of key k (inserted when new). The table never fills up (more
@@ -68,7 +99,7 @@ __global__ void insert_kernel(rc_voxel_src s, rc_groups g, hash_table t, int che
 }
 
 /* Step 2 over RC_GROUP_TILE slots per block. */
-__global__ void slots_kernel(rc_groups g, hash_table t, rc_first_bits first) {
+__global__ void slots_kernel(rc_groups g, hash_table t, first_bits first) {
   const unsigned int u0 = blockIdx.x * RC_GROUP_TILE + threadIdx.x;
   long long bucket[RC_GROUP_ITEMS];
   unsigned int n[RC_GROUP_ITEMS];
@@ -82,37 +113,50 @@ __global__ void slots_kernel(rc_groups g, hash_table t, rc_first_bits first) {
       atomicOr(&first.bits[f >> 5], 1u << (f & 31));
     }
   }
-  rc_groups_alloc(g, bucket, n);
+  rc_groups_alloc(g, bucket, n, 0);
 }
 
 /* Where the voxel of segment e goes: its cloud *b, voxel coordinates ijk
  * and output row (-1: dropped past M; -2: none, offsets that failed the
  * checks). */
-__device__ int64_t voxel_row(const hash_table &t, const rc_voxel_src &s, const rc_first_bits &first,
+__device__ int64_t voxel_row(const hash_table &t, const rc_voxel_src &s, const first_bits &first,
                              const hard_out &o, const rc_group_seg &e, int *b, int64_t ijk[3]) {
   const unsigned int slot = (unsigned int)e.bucket;
   const unsigned long long k = t.key[slot] - 1;
   *b = (int)(k / (unsigned long long)t.G);
   rc_voxel_unkey(&s.keyer, (int64_t)(k % (unsigned long long)t.G), ijk);
   const int64_t f = 0x7fffffff - (int64_t)t.first[slot];
-  const int64_t v = (int64_t)rc_first_rank(first, f) - rc_first_rank(first, rc_voxel_off(s, *b));
+  const int64_t v = (int64_t)first_rank(first, f) - first_rank(first, rc_voxel_off(s, *b));
   return v >= o.M ? -1 : v < 0 ? -2 : *b * o.M + v;
 }
 
+/* coords[row] = (b, z, y, x) and num_points[row]. */
 __device__ void write_head(const hard_out &o, int64_t row, int b, const int64_t ijk[3],
                            int64_t np) {
+  const int4 v = make_int4(b, (int)ijk[2], (int)ijk[1], (int)ijk[0]);
   int32_t *cd = o.coords + row * 4;
-  cd[0] = b;
-  cd[1] = (int32_t)ijk[2];
-  cd[2] = (int32_t)ijk[1];
-  cd[3] = (int32_t)ijk[0];
+  if (o.coords4) {
+    *(int4 *)cd = v;
+  } else {
+    cd[0] = v.x, cd[1] = v.y, cd[2] = v.z, cd[3] = v.w;
+  }
   o.num_points[row] = (int32_t)np;
+}
+
+/* The C columns of point i to dst. */
+__device__ __forceinline__ void copy_point(const rc_voxel_src &s, const hard_out &o, float *dst,
+                                           int64_t i) {
+  if (o.vec4) {
+    *(float4 *)dst = *(const float4 *)(s.pts + i * s.s0);
+    return;
+  }
+  for (int64_t c = 0; c < o.C; c++) dst[c] = rc_vpt(s, i, c);
 }
 
 /* Step 5: small voxels one per thread, padding rows one per thread, big
  * voxels one per block; in checked mode the dropped voxels and points are
  * counted. */
-__global__ void write_kernel(rc_groups g, rc_voxel_src s, hash_table t, rc_first_bits first,
+__global__ void write_kernel(rc_groups g, rc_voxel_src s, hash_table t, first_bits first,
                              hard_out o, int checked) {
   __shared__ int sidx[RC_GROUP_BLOCK];
   unsigned int dropped_points = 0, dropped_voxels = 0, dropped_voxel_points = 0;
@@ -137,21 +181,18 @@ __global__ void write_kernel(rc_groups g, rc_voxel_src s, hash_table t, rc_first
       constexpr int W = sizeof(idx) / sizeof(int);
 #pragma unroll
       for (int j = 0; j < W; j++)
-        if (j < np)
-          for (int64_t c = 0; c < o.C; c++) dst[j * o.C + c] = rc_vpt(s, idx[j], c);
+        if (j < np) copy_point(s, o, dst + j * o.C, idx[j]);
     });
-    for (int64_t q = np * o.C; q < o.P * o.C; q++) dst[q] = 0.0f;
   }
   for (int64_t r = tid; r < s.B * o.M; r += stride) {
     const int64_t b = r / o.M, v = r % o.M;
-    const int64_t total = (int64_t)rc_first_rank(first, rc_voxel_off(s, b + 1)) -
-                          rc_first_rank(first, rc_voxel_off(s, b));
+    const int64_t total =
+        (int64_t)first_rank(first, rc_voxel_off(s, b + 1)) - first_rank(first, rc_voxel_off(s, b));
     const int64_t kept = total < 0 ? 0 : total < o.M ? total : o.M;
     if (v == 0) o.num_voxels[b] = (int32_t)kept;
     if (v < kept) continue;
-    o.num_points[r] = 0;
-    for (int a = 0; a < 4; a++) o.coords[r * 4 + a] = -1;
-    for (int64_t q = 0; q < o.P * o.C; q++) o.voxels[r * o.P * o.C + q] = 0.0f;
+    const int64_t none[3] = {-1, -1, -1};
+    write_head(o, r, -1, none, 0);
   }
   for (unsigned int k = blockIdx.x; k < n_big; k += gridDim.x) {
     const rc_group_seg e = g.seg[g.N - 1 - k];
@@ -169,10 +210,7 @@ __global__ void write_kernel(rc_groups g, rc_voxel_src s, hash_table t, rc_first
       dropped_points += (unsigned int)(e.n - np);
     }
     float *dst = o.voxels + row * o.P * o.C;
-    for (int64_t q = threadIdx.x; q < o.P * o.C; q += blockDim.x) {
-      const int64_t j = q / o.C;
-      dst[q] = j < np ? rc_vpt(s, idx[j], q % o.C) : 0.0f;
-    }
+    for (int64_t j = threadIdx.x; j < np; j += blockDim.x) copy_point(s, o, dst + j * o.C, idx[j]);
     __syncthreads();
   }
   if (!checked) return;
@@ -193,11 +231,15 @@ robocache_status hard(robocache_ctx *ctx, const rc_voxel_problem *p, rc_voxel_ca
                     (long long)p->B, (long long)t.G);
   const int64_t cap = (int64_t)N + N / 2;
   t.cap = (unsigned int)(cap > 64 ? cap : 64);
-  rc_first_bits first = {NULL, NULL, N / 32 + 1};
-  rc_groups g = {};
-  size_t temp_bytes = 0;
+  first_bits first = {NULL, NULL, N / 32 + 1};
+  const auto popcounts = thrust::make_transform_iterator((const unsigned int *)NULL, popcount());
+  size_t temp_bytes = 0, scan_bytes = 0;
   robocache_status s = rc_groups_temp_bytes(ctx, N, &temp_bytes);
   if (s != ROBOCACHE_OK) return s;
+  RC_CUDA_TRY(ctx, cub::DeviceScan::ExclusiveSum(NULL, scan_bytes, popcounts, (unsigned int *)NULL,
+                                                 first.words));
+  temp_bytes = temp_bytes > scan_bytes ? temp_bytes : scan_bytes; /* one after the other */
+  rc_groups g = {};
   void *temp = NULL, *scratch = NULL;
   size_t zeroed = 0;
   for (int pass = 0; pass < 2; pass++) { /* sizes, then pointers */
@@ -218,25 +260,37 @@ robocache_status hard(robocache_ctx *ctx, const rc_voxel_problem *p, rc_voxel_ca
   g.count = t.count;
   g.counters = c->counters;
   RC_CUDA_TRY(ctx, cudaMemsetAsync(scratch, 0, zeroed, c->stream));
+  /* one coalesced pass of zeros is faster than zeroing the free slots in the kernel */
+  RC_CUDA_TRY(ctx, cudaMemsetAsync(p->voxels.data, 0,
+                                   (size_t)rc_view_numel(&p->voxels) * sizeof(float), c->stream));
   insert_kernel<<<rc_voxel_blocks(N), RC_VOXEL_THREADS, 0, c->stream>>>(c->src, g, t, c->checked);
   s = rc_voxel_launched(ctx, "voxelize_hard insert kernel");
   if (s != ROBOCACHE_OK) return s;
   slots_kernel<<<(t.cap + RC_GROUP_TILE - 1) / RC_GROUP_TILE, RC_VOXEL_THREADS, 0, c->stream>>>(
       g, t, first);
   s = rc_voxel_launched(ctx, "voxelize_hard slots kernel");
-  if (s == ROBOCACHE_OK) s = rc_groups_scatter(ctx, c->stream, &g, &first);
+  if (s != ROBOCACHE_OK) return s;
+  size_t bytes = temp_bytes;
+  RC_CUDA_TRY(ctx, cub::DeviceScan::ExclusiveSum(
+                       temp, bytes, thrust::make_transform_iterator(first.bits, popcount()),
+                       first.prefix, first.words, c->stream));
+  s = rc_groups_scatter(ctx, c->stream, &g);
   if (s == ROBOCACHE_OK) s = rc_groups_sort_giants(ctx, c->stream, &g, temp, temp_bytes);
   if (s != ROBOCACHE_OK) return s;
-  const hard_out o = {(float *)p->voxels.data,
-                      (int32_t *)p->coords.data,
-                      (int32_t *)p->num_points.data,
-                      (int32_t *)p->num_voxels.data,
-                      p->max_points,
-                      p->max_voxels,
-                      p->C};
-  const int64_t rows = p->B * p->max_voxels, threads = rows > N ? rows : N;
-  const unsigned int blocks = rc_voxel_blocks(threads) < 8192 ? rc_voxel_blocks(threads) : 8192;
-  write_kernel<<<blocks, RC_VOXEL_THREADS, 0, c->stream>>>(g, c->src, t, first, o, c->checked);
+  hard_out o = {(float *)p->voxels.data,
+                (int32_t *)p->coords.data,
+                (int32_t *)p->num_points.data,
+                (int32_t *)p->num_voxels.data,
+                p->max_points,
+                p->max_voxels,
+                p->C,
+                0,
+                ((uintptr_t)p->coords.data & 15) == 0};
+  o.vec4 = p->C == 4 && c->src.s1 == 1 && c->src.s0 % 4 == 0 && ((uintptr_t)c->src.pts & 15) == 0 &&
+           ((uintptr_t)o.voxels & 15) == 0;
+  const int64_t rows = p->B * p->max_voxels;
+  write_kernel<<<rc_group_blocks(N, rows > N ? rows : N), RC_VOXEL_THREADS, 0, c->stream>>>(
+      g, c->src, t, first, o, c->checked);
   return rc_voxel_launched(ctx, "voxelize_hard write kernel");
 }
 
