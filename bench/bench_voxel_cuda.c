@@ -13,8 +13,12 @@
  * warm-up calls (median / p10 / p90 in microseconds over 200 calls); then
  * R calls are captured into a CUDA graph on a stream of the context (robocache
  * runs unchecked there: no read-back, no synchronisation) and each of 30
- * replays is timed, per call = replay / R (graph_median_us ...). Prints one
- * JSON object, with the stats of the last eager call. */
+ * replays is timed, per call = replay / R (graph_median_us ...); then, still
+ * unchecked, batches of BURST calls are issued back to back (no
+ * synchronisation between them, launch overheads overlapping the GPU's work)
+ * and each of BURSTS batches is timed, per call = batch / BURST
+ * (b2b_median_us ...). Prints one JSON object, with the stats of the last
+ * eager call. */
 #include "robocache.h"
 
 #include <cuda_runtime_api.h>
@@ -25,6 +29,8 @@
 #define WARMUP 20
 #define CALLS 200
 #define REPLAYS 30
+#define BURST 50
+#define BURSTS 20
 #define ROTATE_BYTES (150u << 20)
 
 #define CHECK(call)                                                                                \
@@ -225,10 +231,31 @@ int main(int argc, char **argv) {
   }
   qsort(gtimes, REPLAYS, sizeof *gtimes, cmp_float);
 
+  /* back to back: unchecked calls on st, BURST at a time */
+  robocache_ctx_set_sync_checks(ctx, 0);
+  float btimes[BURSTS];
+  for (int it = 0; it < 2 + BURSTS; it++) {
+    CHECK(cudaEventRecord(e0, st));
+    for (int k = 0; k < BURST; k++)
+      if (call(ctx, &j, k % R, NULL) != ROBOCACHE_OK) {
+        fprintf(stderr, "back to back: %s\n", robocache_ctx_error_message(ctx));
+        return 1;
+      }
+    CHECK(cudaEventRecord(e1, st));
+    CHECK(cudaEventSynchronize(e1));
+    if (it >= 2) CHECK(cudaEventElapsedTime(&btimes[it - 2], e0, e1));
+    if (it >= 2) btimes[it - 2] /= (float)BURST;
+  }
+  qsort(btimes, BURSTS, sizeof *btimes, cmp_float);
+
   printf("{\"graph_median_us\": %.3f, \"graph_p10_us\": %.3f, \"graph_p90_us\": %.3f, "
          "\"graph_replays\": %d, ",
          1e3 * pct(gtimes, REPLAYS, 0.5), 1e3 * pct(gtimes, REPLAYS, 0.1),
          1e3 * pct(gtimes, REPLAYS, 0.9), REPLAYS);
+  printf("\"b2b_median_us\": %.3f, \"b2b_p10_us\": %.3f, \"b2b_p90_us\": %.3f, "
+         "\"b2b_calls\": %d, ",
+         1e3 * pct(btimes, BURSTS, 0.5), 1e3 * pct(btimes, BURSTS, 0.1),
+         1e3 * pct(btimes, BURSTS, 0.9), BURST * BURSTS);
   printf("\"median_us\": %.3f, \"p10_us\": %.3f, \"p90_us\": %.3f, \"calls\": %d, "
          "\"rotation_sets\": %d, \"points_in_range\": %lld, \"voxels_nonempty\": %lld, "
          "\"voxels_dropped_max_voxels\": %lld, \"points_dropped_max_points\": %lld}\n",

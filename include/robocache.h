@@ -384,10 +384,13 @@ ROBOCACHE_API robocache_status robocache_voxel_grid_size(robocache_ctx *ctx,
  *   SUM, MEAN, MAX  F = C - 3 (the feature columns, in order), f32; when
  *              C == 3, F = 3 and the features are x, y, z.
  * Empty voxels are 0 in every mode (MAX too: use OCCUPANCY to tell an empty
- * voxel from a maximum of 0). MAX keeps the first point's value unless a
- * later one is strictly greater. Anchors: numpy.bincount (COUNT, SUM, MEAN),
- * numpy.maximum.at (MAX). stats->voxels_nonempty counts the non-empty
- * voxels; the max_points / max_voxels counters are 0. */
+ * voxel from a maximum of 0). MAX is the maximum in the total order -inf <
+ * ... < -0.0 < +0.0 < ... < +inf < NaN (a voxel holding a NaN gives NaN,
+ * +0.0 beats -0.0), whatever the order of the points. A NaN output (MAX, or a
+ * SUM / MEAN with NaN or opposite infinities) is the quiet NaN 0x7fc00000.
+ * Anchors: numpy.bincount (COUNT, SUM, MEAN), numpy.maximum.at (MAX, NaN
+ * propagating). stats->voxels_nonempty counts the non-empty voxels; the
+ * max_points / max_voxels counters are 0. */
 ROBOCACHE_API robocache_status robocache_voxelize(
     robocache_ctx *ctx, const robocache_tensor *points, const robocache_tensor *offsets,
     const float voxel_size[3], const float point_cloud_range[6], int32_t mode,

@@ -15,6 +15,9 @@
 # To add a test or benchmark: name test_cuda_*.c / test_cuda_*.py (picked up
 # automatically) or append the script to BENCHES. Exit status 1 when any
 # section failed. Keep the whole run well under 10 minutes.
+# A shorter run: SECTIONS (default "env build ctest python bench sanitizer"),
+# SANITIZE_TOOLS (default "memcheck racecheck"), SANITIZE_TESTS, BENCHES
+# (space-separated scripts).
 set -u -o pipefail
 
 OUT=${1:?usage: scripts/gpu-check.sh OUT_DIR}
@@ -22,7 +25,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-/tmp/robocache-gpu-build}
 ARCH=${CUDA_ARCH:-90}
 PYTHON=${PYTHON:-python3}
-BENCHES=(bench/bench_gpu_align.py bench/bench_gpu_voxel.py)
+read -r -a BENCHES <<<"${BENCHES:-bench/bench_gpu_align.py bench/bench_gpu_voxel.py}"
 # voxel: bench_gpu_voxel.py times robocache through the C harness built here
 export BENCH_VOXEL_BIN="$BUILD/bench/bench_voxel_cuda"
 mkdir -p "$OUT"
@@ -84,13 +87,13 @@ section_ctest() {
 }
 
 section_sanitizer() {
-  local exe
+  local exe tool
   for exe in "$BUILD"/tests/c/${SANITIZE_TESTS:-test_cuda_*}; do
     [ -x "$exe" ] || continue
-    step "memcheck-$(basename "$exe")" 300 compute-sanitizer --tool memcheck \
-      --error-exitcode 1 "$exe"
-    step "racecheck-$(basename "$exe")" 300 compute-sanitizer --tool racecheck \
-      --error-exitcode 1 "$exe"
+    for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
+      step "$tool-$(basename "$exe")" 300 compute-sanitizer --tool "$tool" \
+        --error-exitcode 1 "$exe"
+    done
   done
 }
 
@@ -113,14 +116,12 @@ section_bench() {
   done
 }
 
-section_env
-section_build
-section_ctest
-section_python
-section_bench
-section_sanitizer
+for section in ${SECTIONS:-env build ctest python bench sanitizer}; do
+  "section_$section"
+done
 
 # bench tables and failures at the end of the log are what a reader needs first
 grep -A40 '^device .*copy bandwidth' "$LOG" || true
+grep -A30 '^device .*per call, median us' "$LOG" || true
 printf '%s\n' "${SUMMARY[@]}" | tee -a "$LOG"
 exit "$FAILED"

@@ -112,7 +112,8 @@ def voxelize(points, voxel_size, point_cloud_range, *, mode="count", offsets=Non
     mode          "count" (points per voxel; numpy.bincount), "occupancy" (1 where
                   a voxel holds a point), "sum" / "mean" of the feature columns
                   (float64 sums in input order rounded once: numpy.bincount with
-                  weights), "max" (numpy.maximum.at; empty voxels 0)
+                  weights), "max" (numpy.maximum.at: a NaN in a voxel gives NaN;
+                  +0.0 beats -0.0; empty voxels 0); NaN outputs are 0x7fc00000
     out_dtype     count: int32 (default) or float32; occupancy: uint8 (default),
                   float32 or bool; sum / mean / max: float32
     Returns out [B,F,Z,Y,X] (channels first, x fastest; B = 1 without offsets),

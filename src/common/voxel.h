@@ -69,4 +69,32 @@ RC_HD void rc_voxel_unkey(const rc_voxel_keyer *k, int64_t key, int64_t ijk[3]) 
   ijk[2] = key / k->grid[1];
 }
 
+/* A f64 sum or mean rounded to its f32 output, every NaN as the quiet NaN
+ * 0x7fc00000: x86 keeps the payload of a NaN operand, NVIDIA GPUs return
+ * 0x7fffffff, and the backends' outputs must be bitwise equal. */
+RC_HD float rc_voxel_f32(double x) {
+  const float f = (float)x;
+  return (rc_f32_bits(f) & 0x7fffffffu) > 0x7f800000u ? rc_bits_f32(0x7fc00000u) : f;
+}
+
+/* Dense MAX is the maximum in a total order of the floats: -inf < ... <
+ * -0.0 < +0.0 < ... < +inf < NaN, so a voxel holding a NaN has the maximum
+ * NaN and +0.0 beats -0.0. It does not depend on the order of the points,
+ * so every backend (GPU atomics included) gives the same bits.
+ * rc_voxel_max_key maps a float to a 32-bit key with that order (every NaN
+ * to 0xffffffff); no float maps to 0, the key of "no point yet".
+ * rc_voxel_max_value maps a key back: 0 -> 0.0f (an empty voxel), the NaN key
+ * -> the quiet NaN 0x7fc00000. */
+RC_HD uint32_t rc_voxel_max_key(float x) {
+  const uint32_t u = rc_f32_bits(x);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return 0xffffffffu;
+  return (u & 0x80000000u) ? ~u : u | 0x80000000u;
+}
+
+RC_HD float rc_voxel_max_value(uint32_t k) {
+  if (k == 0) return 0.0f;
+  if (k == 0xffffffffu) return rc_bits_f32(0x7fc00000u);
+  return rc_bits_f32((k & 0x80000000u) ? k & 0x7fffffffu : ~k);
+}
+
 #endif

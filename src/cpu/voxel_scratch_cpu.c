@@ -14,14 +14,14 @@ int rc_voxel_scratch_alloc(rc_voxel_scratch *s, int64_t nmax, int64_t width, int
   while (s->tmax < 2 * nmax + 2) s->tmax *= 4;
   const size_t n = (size_t)nmax, wn = n * (size_t)s->width;
   const size_t head = 2 * n * sizeof(int64_t) + (sums ? wn * sizeof(double) : 0);
-  const size_t tail = (maxima ? wn * sizeof(float) : 0) + (size_t)s->tmax * sizeof(uint32_t);
+  const size_t tail = (maxima ? wn * sizeof(uint32_t) : 0) + (size_t)s->tmax * sizeof(uint32_t);
   char *m = malloc(head + tail);
   if (!m) return -1;
   s->vkey = (int64_t *)m; /* 8-byte parts first, then the 4-byte ones */
   s->count = s->vkey + n;
   s->acc = sums ? (double *)(s->count + n) : NULL;
-  s->max = maxima ? (float *)(m + head) : NULL;
-  s->s = (uint32_t *)(m + head + (maxima ? wn * sizeof(float) : 0));
+  s->max = maxima ? (uint32_t *)(m + head) : NULL;
+  s->s = (uint32_t *)(m + head + (maxima ? wn * sizeof(uint32_t) : 0));
   return 0;
 }
 

@@ -20,11 +20,11 @@ typedef struct rc_voxel_scratch {
   int64_t *vkey;  /* [nmax] key of each voxel */
   int64_t *count; /* [nmax] points per voxel */
   double *acc;    /* [nmax * width] sums, or NULL */
-  float *max;     /* [nmax * width] maxima, or NULL */
+  uint32_t *max;  /* [nmax * width] maxima (rc_voxel_max_key), or NULL */
   int64_t width;
 } rc_voxel_scratch;
 
-/* width accumulators per voxel, f64 sums when sums, f32 maxima when maxima.
+/* width accumulators per voxel, f64 sums when sums, maxima when maxima.
  * A single block, which malloc keeps for the next call instead of returning
  * it to the system. -1 when out of memory or nmax >= 2^32 - 1 (voxel
  * numbers are 32-bit). */

@@ -123,9 +123,9 @@ static void add_point(const rc_voxel_problem *p, const cloud *c, int64_t i, int6
       a[k] = (fresh ? 0.0 : a[k]) + (double)rc_voxel_coord(p, c->begin + i, c->col0 + k);
   }
   if (c->sc->max) {
-    float *m = c->sc->max + v * width;
+    uint32_t *m = c->sc->max + v * width;
     for (int64_t k = 0; k < width; k++) {
-      float x = rc_voxel_coord(p, c->begin + i, c->col0 + k);
+      uint32_t x = rc_voxel_max_key(rc_voxel_coord(p, c->begin + i, c->col0 + k));
       m[k] = fresh || x > m[k] ? x : m[k];
     }
   }
@@ -313,10 +313,10 @@ static robocache_status dense_cloud(robocache_ctx *ctx, const rc_voxel_problem *
     }
     float *out = (float *)p->out.data + cell;
     for (int64_t f = 0; f < F; f++) {
-      double r = mode == ROBOCACHE_VOXEL_MAX    ? (double)c->sc->max[v * F + f]
+      double r = mode == ROBOCACHE_VOXEL_MAX    ? (double)rc_voxel_max_value(c->sc->max[v * F + f])
                  : mode == ROBOCACHE_VOXEL_MEAN ? c->sc->acc[v * F + f] / (double)cnt
                                                 : c->sc->acc[v * F + f];
-      out[f * G] = (float)r;
+      out[f * G] = rc_voxel_f32(r);
     }
   }
   return ROBOCACHE_OK;
@@ -406,7 +406,7 @@ static robocache_status downsample_cloud(robocache_ctx *ctx, const rc_voxel_prob
 #pragma omp parallel for num_threads(c->threads) if (nvox >= RC_VOXEL_PAR_MIN) schedule(static)
   for (int64_t v = 0; v < nvox; v++)
     for (int64_t k = 0; k < C; k++)
-      m[v * C + k] = (float)(c->sc->acc[v * C + k] / (double)c->sc->count[v]);
+      m[v * C + k] = rc_voxel_f32(c->sc->acc[v * C + k] / (double)c->sc->count[v]);
   w->means[c->b] = m;
   return ROBOCACHE_OK;
 }

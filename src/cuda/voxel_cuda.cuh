@@ -1,13 +1,14 @@
-/* Shared part of the CUDA voxelize backends (dense, hard, downsample):
- * the sort / segment pipeline every mode builds on, and the call's begin and
- * end (device, workspace, counters read back once). See docs/voxelize.md,
- * "CUDA".
+/* Shared part of the CUDA voxelize backends (dense, hard, downsample): the
+ * call's setup and end (device, stream, checked mode, counters read back
+ * once), the point source, and the sort / segment pipeline of the downsample.
+ * See docs/voxelize.md, "CUDA". Dense SUM / MEAN and hard voxelization group
+ * their points without a sort (voxel_groups_cuda.cuh).
  *
- * Pipeline (all on the context's stream, scratch from the context's
- * workspace, no host allocation):
- *   1. prep: offsets copied (clamped to 0..N) and checked; counters zeroed;
- *      (PCL grid) per-cloud minimum / maximum of the finite points and the
- *      per-cloud keyer, exactly as rc_voxel_cloud_keyer computes it;
+ * Pipeline (downsample; all on the context's stream, scratch from the
+ * context's workspace, no host allocation):
+ *   1. prep: counters zeroed, offsets checked; (PCL grid) per-cloud minimum /
+ *      maximum of the finite points and the per-cloud keyer, exactly as
+ *      rc_voxel_cloud_keyer computes it;
  *   2. keys: each point's cloud, class and voxel key (rc_voxel_locate, the
  *      code every backend runs); dropped points get the sentinel key, which
  *      sorts last;
@@ -17,13 +18,12 @@
  *      differs from the previous one (the clouds of equal keys follow each
  *      other, the sort being stable); their starts are compacted
  *      (cub::DeviceSelect::Flagged);
- *   5. (hard, downsample) voxel numbers in order of first appearance: the
- *      first point of each segment is flagged in input order and an
- *      exclusive scan (cub::DeviceScan) numbers them; cloud b's voxels are
- *      rank[i] - rank[offsets[b]].
- * Reductions then walk each segment in input order with the arithmetic of
- * src/cpu (f64 sums from 0.0, one rounding to f32), so results are bitwise
- * those of the CPU backend. */
+ *   5. voxel numbers in order of first appearance: the first point of each
+ *      segment is flagged in input order and an exclusive scan
+ *      (cub::DeviceScan) numbers them.
+ * Offsets are read from the caller's tensor wherever needed, clamped to
+ * 0..N (rc_voxel_off), so bad offsets never cause an out-of-bounds access;
+ * checked mode also tests them (rc_voxel_check_offsets). */
 #ifndef ROBOCACHE_CUDA_VOXEL_CUDA_CUH
 #define ROBOCACHE_CUDA_VOXEL_CUDA_CUH
 
@@ -39,17 +39,20 @@ extern "C" {
 
 #define RC_VOXEL_THREADS 256
 
-/* Device counters of one call, read back at its end. */
+/* Device counters of one call, read back at its end (checked mode). */
 struct rc_voxel_counters {
   unsigned long long nonfinite, range;     /* dropped points */
   unsigned long long dropped_max_points;   /* hard */
   unsigned long long dropped_voxels;       /* hard: voxels past max_voxels */
   unsigned long long dropped_voxel_points; /* hard: their points */
-  unsigned long long nonempty;             /* dense COUNT / OCCUPANCY fast path */
-  int num_segments;                        /* written by DeviceSelect */
+  unsigned long long nonempty;             /* distinct voxels (dense, hard) */
+  int num_segments;                        /* pipeline: written by DeviceSelect */
   unsigned int bad_offsets;                /* offsets failed a check */
-  unsigned int pcl_too_big;                /* 1 + first cloud whose PCL grid > 2^62, or 0 */
-  unsigned int pad;
+  unsigned int pcl_too_big;                /* ~(first cloud whose PCL grid > 2^62), or 0 */
+  /* groups (voxel_groups_cuda.cuh), in unchecked mode too */
+  unsigned int cursor;         /* points placed in lists so far */
+  unsigned int n_small, n_big; /* segments of each kind */
+  unsigned int n_giant;        /* big segments sorted by cub */
 };
 
 /* Where the points are and how they map to voxels. */
@@ -57,7 +60,8 @@ struct rc_voxel_src {
   const float *pts;
   int64_t s0, s1; /* strides of points, in elements */
   int N, B;
-  const int64_t *off;           /* [B+1] clamped copy of the offsets (workspace) */
+  const int64_t *off; /* the caller's offsets [B+1] (stride off_stride), or NULL */
+  int64_t off_stride;
   rc_voxel_keyer keyer;         /* range grid */
   const rc_voxel_keyer *keyers; /* [B] per-cloud PCL keyers, or NULL */
 };
@@ -66,13 +70,20 @@ __device__ __forceinline__ float rc_vpt(const rc_voxel_src &s, int64_t i, int64_
   return s.pts[i * s.s0 + c * s.s1];
 }
 
+/* offsets[b] clamped to 0..N (0 and N without offsets, B = 1). */
+__device__ __forceinline__ int64_t rc_voxel_off(const rc_voxel_src &s, int64_t b) {
+  if (!s.off) return b == 0 ? 0 : s.N;
+  const int64_t v = s.off[b * s.off_stride];
+  return v < 0 ? 0 : v > s.N ? s.N : v;
+}
+
 /* The cloud of point i: the b with off[b] <= i < off[b+1] (0..B-1 whatever
  * the offsets hold). */
 __device__ __forceinline__ int rc_voxel_cloud_of(const rc_voxel_src &s, int64_t i) {
   int lo = 0, hi = s.B; /* answer in [lo, hi) */
   while (hi - lo > 1) {
     int mid = (lo + hi) / 2;
-    if (s.off[mid] <= i)
+    if (rc_voxel_off(s, mid) <= i)
       lo = mid;
     else
       hi = mid;
@@ -80,82 +91,31 @@ __device__ __forceinline__ int rc_voxel_cloud_of(const rc_voxel_src &s, int64_t 
   return lo;
 }
 
-/* Scratch of one call, carved from the workspace. */
-struct rc_voxel_pipeline {
-  rc_voxel_src src;
-  rc_voxel_counters *counters;
-  int64_t *off;           /* [B+1] */
-  int *cloud;             /* [N] cloud of each point */
-  void *keys, *keys_out;  /* [N] uint32 or uint64 (key_bytes) */
-  int *idx, *idx_out;     /* [N] point indices; idx_out sorted by key */
-  unsigned char *flags;   /* [N] segment heads */
-  int *seg_start;         /* [N] start of each segment (sorted positions) */
-  int *first, *rank;      /* [N+1] first-point flags and their exclusive scan */
-  rc_voxel_keyer *keyers; /* [B] (PCL) */
-  unsigned int *extent;   /* [B*6] (PCL) ordered-int min x,y,z, max x,y,z */
-  void *temp;             /* CUB temporary storage */
-  size_t temp_bytes;
-  int key_bytes; /* 4 or 8 */
-  int key_bits;  /* bits the sort looks at */
-  uint64_t sentinel;
-  int ranks; /* 1: step 5 too */
-};
-
-/* One call. */
-struct rc_voxel_call {
-  rc_cuda_device_guard guard;
-  cudaStream_t stream;
-  int checked; /* rc_cuda_sync_checks: 0 while the stream is captured into a
-                  CUDA graph or when the context's sync checks are off */
-  rc_voxel_pipeline pl;
-};
-
-/* How far rc_voxel_cuda_begin takes the pipeline. */
-#define RC_VOXEL_PREP 0     /* step 1 only */
-#define RC_VOXEL_SEGMENTS 1 /* steps 1-4 */
-#define RC_VOXEL_RANKS 2    /* steps 1-5 */
-
-/* Selects the device, takes the pipeline's scratch from the workspace and
- * launches the steps up to `level`.
- * INVALID_ARGUMENT when N > 2^31-2. On error the device is restored. */
-robocache_status rc_voxel_cuda_begin(robocache_ctx *ctx, const rc_voxel_problem *p, int level,
-                                     rc_voxel_call *c);
-
-/* Ends a call whose launches returned `status`: in checked mode copies the
- * counters back (one stream synchronisation), fills p->stats
- * (voxels_nonempty from the segments unless nonempty_counter) and reports
- * bad offsets / a too fine PCL grid as INVALID_ARGUMENT; unchecked, marks
- * the workspace as in use on the stream (rc_cuda_workspace_async) and sets
- * the stats to points_in = N and -1 (unknown) for the other counters.
- * Restores the device. */
-robocache_status rc_voxel_cuda_end(robocache_ctx *ctx, const rc_voxel_problem *p, rc_voxel_call *c,
-                                   robocache_status status, int nonempty_counter);
-
-/* Launch configuration for n threads of RC_VOXEL_THREADS. */
-static inline unsigned int rc_voxel_blocks(int64_t n) {
-  int64_t b = (n + RC_VOXEL_THREADS - 1) / RC_VOXEL_THREADS;
-  return (unsigned int)(b > 0 ? b : 1);
+/* Point i on the range grid: b * cloud_stride + its voxel key, b its cloud,
+ * or -1 when it is dropped (adding 1 to *nonfinite or *range). */
+__device__ __forceinline__ int64_t rc_voxel_cell(const rc_voxel_src &s, int64_t i,
+                                                 int64_t cloud_stride, unsigned int *nonfinite,
+                                                 unsigned int *range) {
+  const int b = rc_voxel_cloud_of(s, i);
+  int64_t ijk[3], key = 0;
+  const int cls =
+      rc_voxel_locate(&s.keyer, rc_vpt(s, i, 0), rc_vpt(s, i, 1), rc_vpt(s, i, 2), ijk, &key);
+  *nonfinite += cls == RC_VOXEL_NONFINITE;
+  *range += cls == RC_VOXEL_RANGE;
+  return cls == RC_VOXEL_IN ? b * cloud_stride + key : -1;
 }
 
-/* ROBOCACHE_CUDA_ERROR naming `kernel` when the last launch failed. */
-robocache_status rc_voxel_launched(robocache_ctx *ctx, const char *kernel);
-
-/* Segment s of the sorted points: positions [*begin, *end) of idx_out. */
-__device__ __forceinline__ void rc_voxel_segment(const rc_voxel_pipeline &pl, int s, int nseg,
-                                                 int n_valid, int *begin, int *end) {
-  *begin = pl.seg_start[s];
-  *end = s + 1 < nseg ? pl.seg_start[s + 1] : n_valid;
-}
-
-/* Sorted key at position j. */
-__device__ __forceinline__ int64_t rc_voxel_sorted_key(const rc_voxel_pipeline &pl, int j) {
-  return pl.key_bytes == 4 ? (int64_t)((const uint32_t *)pl.keys_out)[j]
-                           : (int64_t)((const unsigned long long *)pl.keys_out)[j];
-}
-
-/* Points in range (sorted positions before the sentinel keys). */
-__device__ __forceinline__ int rc_voxel_n_valid(const rc_voxel_pipeline &pl) {
-  return pl.src.N - (int)(pl.counters->nonfinite + pl.counters->range);
+/* Called by the threads of one block: counters->bad_offsets = 1 unless
+ * offsets[0] == 0, the offsets do not decrease and offsets[B] == N. */
+__device__ __forceinline__ void rc_voxel_check_offsets(const rc_voxel_src &s,
+                                                       rc_voxel_counters *counters) {
+  if (!s.off) return;
+  for (int64_t b = threadIdx.x; b <= s.B; b += blockDim.x) {
+    const int64_t v = s.off[b * s.off_stride];
+    if ((b == 0 && v != 0) || (b == s.B && v != s.N) ||
+        (b > 0 && v < s.off[(b - 1) * s.off_stride]))
+      counters->bad_offsets = 1;
+  }
 }
 
 /* Sums x into a block-wide total added once to *dst (all threads of the
@@ -170,6 +130,99 @@ __device__ __forceinline__ void rc_voxel_block_add(unsigned long long *dst, unsi
   __syncthreads();
   if (threadIdx.x == 0 && total) atomicAdd(dst, (unsigned long long)total);
   __syncthreads();
+}
+
+/* Checked-mode bookkeeping of a kernel with one thread per point (all
+ * threads of each block call it): block 0 checks the offsets, and the
+ * dropped points of the block are counted. */
+__device__ __forceinline__ void rc_voxel_count_dropped(const rc_voxel_src &s,
+                                                       rc_voxel_counters *counters,
+                                                       unsigned int nonfinite, unsigned int range) {
+  if (blockIdx.x == 0) rc_voxel_check_offsets(s, counters);
+  rc_voxel_block_add(&counters->nonfinite, nonfinite);
+  rc_voxel_block_add(&counters->range, range);
+}
+
+/* Cuts a call's scratch into 256-byte aligned pieces; with base == NULL it
+ * only counts the bytes (at). */
+struct rc_carver {
+  char *base;
+  size_t at;
+  void *take(size_t bytes) {
+    void *p = base ? base + at : NULL;
+    at += (bytes + 255) / 256 * 256 + (bytes == 0 ? 256 : 0);
+    return p;
+  }
+};
+
+/* Launch configuration for n threads of RC_VOXEL_THREADS. */
+static inline unsigned int rc_voxel_blocks(int64_t n) {
+  int64_t b = (n + RC_VOXEL_THREADS - 1) / RC_VOXEL_THREADS;
+  return (unsigned int)(b > 0 ? b : 1);
+}
+
+/* ROBOCACHE_CUDA_ERROR naming `kernel` when the last launch failed. */
+robocache_status rc_voxel_launched(robocache_ctx *ctx, const char *kernel);
+
+/* Scratch of the downsample pipeline, carved from the workspace. */
+struct rc_voxel_pipeline {
+  int *cloud;             /* [N] cloud of each point */
+  void *keys, *keys_out;  /* [N] uint32 or uint64 (key_bytes) */
+  int *idx, *idx_out;     /* [N] point indices; idx_out sorted by key */
+  unsigned char *flags;   /* [N] segment heads */
+  int *seg_start;         /* [N] start of each segment (sorted positions) */
+  int *first, *rank;      /* [N+1] first-point flags and their exclusive scan */
+  rc_voxel_keyer *keyers; /* [B] (PCL) */
+  unsigned int *extent;   /* [B*6] (PCL) ordered-int min x,y,z, max x,y,z */
+  void *temp;             /* CUB temporary storage */
+  size_t temp_bytes;
+  int key_bytes; /* 4 or 8 */
+  int key_bits;  /* bits the sort looks at */
+  uint64_t sentinel;
+};
+
+/* One call. */
+struct rc_voxel_call {
+  rc_cuda_device_guard guard;
+  cudaStream_t stream;
+  int checked; /* rc_cuda_sync_checks: 0 while the stream is captured into a
+                  CUDA graph or when the context's sync checks are off */
+  rc_voxel_src src;
+  rc_voxel_counters *counters; /* device; read back in checked mode */
+  rc_voxel_pipeline pl;        /* rc_voxel_cuda_begin only */
+};
+
+/* Sets the call up: stream, checked mode, point source, device made current.
+ * INVALID_ARGUMENT when N > 2^31-2. On error the device is restored. */
+robocache_status rc_voxel_cuda_enter(robocache_ctx *ctx, const rc_voxel_problem *p,
+                                     rc_voxel_call *c);
+
+/* rc_voxel_cuda_enter, then the whole pipeline (steps 1-5) on scratch from
+ * the workspace. On error the device is restored. */
+robocache_status rc_voxel_cuda_begin(robocache_ctx *ctx, const rc_voxel_problem *p,
+                                     rc_voxel_call *c);
+
+/* Ends a call whose launches returned `status`: in checked mode copies the
+ * counters back (one stream synchronisation), fills p->stats
+ * (voxels_nonempty from counters->nonempty when nonempty_counter, else the
+ * pipeline's segments) and reports bad offsets / a too fine PCL grid as
+ * INVALID_ARGUMENT; unchecked, marks the workspace as in use on the stream
+ * (rc_cuda_workspace_async) and sets the stats to points_in = N and -1
+ * (unknown) for the other counters. Restores the device. */
+robocache_status rc_voxel_cuda_end(robocache_ctx *ctx, const rc_voxel_problem *p, rc_voxel_call *c,
+                                   robocache_status status, int nonempty_counter);
+
+/* Segment s of the sorted points: positions [*begin, *end) of idx_out. */
+__device__ __forceinline__ void rc_voxel_segment(const rc_voxel_pipeline &pl, int s, int nseg,
+                                                 int n_valid, int *begin, int *end) {
+  *begin = pl.seg_start[s];
+  *end = s + 1 < nseg ? pl.seg_start[s + 1] : n_valid;
+}
+
+/* Points in range (sorted positions before the sentinel keys). */
+__device__ __forceinline__ int rc_voxel_n_valid(const rc_voxel_src &s,
+                                                const rc_voxel_counters *counters) {
+  return s.N - (int)(counters->nonfinite + counters->range);
 }
 
 #endif

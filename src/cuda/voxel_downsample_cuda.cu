@@ -11,26 +11,28 @@
 namespace {
 
 /* One thread per segment: the mean point of the voxel, when its row fits. */
-__global__ void mean_kernel(rc_voxel_pipeline pl, float *out, int64_t cap, int64_t C) {
+__global__ void mean_kernel(rc_voxel_pipeline pl, rc_voxel_src src,
+                            const rc_voxel_counters *counters, float *out, int64_t cap, int64_t C) {
   const int s = blockIdx.x * blockDim.x + threadIdx.x;
-  const int nseg = pl.counters->num_segments;
+  const int nseg = counters->num_segments;
   if (s >= nseg) return;
   int begin, end;
-  rc_voxel_segment(pl, s, nseg, rc_voxel_n_valid(pl), &begin, &end);
+  rc_voxel_segment(pl, s, nseg, rc_voxel_n_valid(src, counters), &begin, &end);
   const int64_t row = pl.rank[pl.idx_out[begin]];
   if (row >= cap) return;
   for (int64_t c = 0; c < C; c++) {
     double acc = 0.0;
-    for (int j = begin; j < end; j++) acc += (double)rc_vpt(pl.src, pl.idx_out[j], c);
-    out[row * C + c] = (float)(acc / (double)(end - begin));
+    for (int j = begin; j < end; j++) acc += (double)rc_vpt(src, pl.idx_out[j], c);
+    out[row * C + c] = rc_voxel_f32(acc / (double)(end - begin));
   }
 }
 
 /* out_offsets[b] = rows before cloud b, clamped to the capacity. */
-__global__ void out_offsets_kernel(rc_voxel_pipeline pl, int64_t *out_offsets, int64_t cap) {
+__global__ void out_offsets_kernel(rc_voxel_pipeline pl, rc_voxel_src src, int64_t *out_offsets,
+                                   int64_t cap) {
   const int b = blockIdx.x * blockDim.x + threadIdx.x;
-  if (b > pl.src.B) return;
-  const int64_t r = pl.rank[pl.off[b]];
+  if (b > src.B) return;
+  const int64_t r = pl.rank[rc_voxel_off(src, b)];
   out_offsets[b] = r < cap ? r : cap;
 }
 
@@ -39,14 +41,14 @@ __global__ void out_offsets_kernel(rc_voxel_pipeline pl, int64_t *out_offsets, i
 robocache_status rc_voxel_downsample_cuda(robocache_ctx *ctx, const rc_voxel_problem *p) {
   const int64_t cap = p->out_points.shape[0];
   rc_voxel_call c;
-  robocache_status s = rc_voxel_cuda_begin(ctx, p, RC_VOXEL_RANKS, &c);
+  robocache_status s = rc_voxel_cuda_begin(ctx, p, &c);
   if (s != ROBOCACHE_OK) return s;
   mean_kernel<<<rc_voxel_blocks(p->N), RC_VOXEL_THREADS, 0, c.stream>>>(
-      c.pl, (float *)p->out_points.data, cap, p->C);
+      c.pl, c.src, c.counters, (float *)p->out_points.data, cap, p->C);
   s = rc_voxel_launched(ctx, "voxel_downsample mean kernel");
   if (s == ROBOCACHE_OK) {
     out_offsets_kernel<<<rc_voxel_blocks(p->B + 1), RC_VOXEL_THREADS, 0, c.stream>>>(
-        c.pl, (int64_t *)p->out_offsets.data, cap);
+        c.pl, c.src, (int64_t *)p->out_offsets.data, cap);
     s = rc_voxel_launched(ctx, "voxel_downsample out_offsets kernel");
   }
   const int checked = c.checked;

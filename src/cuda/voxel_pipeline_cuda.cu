@@ -1,5 +1,5 @@
-/* The sort / segment pipeline shared by the CUDA voxelize backends
- * (voxel_cuda.cuh) and the begin / end of their calls. */
+/* The sort / segment pipeline of the CUDA downsample (voxel_cuda.cuh) and the
+ * setup / end of every CUDA voxelize call. */
 #include "cuda/voxel_cuda.cuh"
 
 #include <cub/device/device_radix_sort.cuh>
@@ -23,23 +23,12 @@ __host__ __device__ __forceinline__ float float_of(unsigned int u) {
   return f;
 }
 
-/* Step 1, one block: the counters' initial state, then the offsets (clamped
- * copy, checks). */
-__global__ void prep_kernel(const int64_t *off_in, int64_t off_stride, int has_offsets, int B,
-                            int N, int64_t *off, rc_voxel_counters *counters) {
-  if (threadIdx.x == 0) {
-    rc_voxel_counters zero = {};
-    zero.pcl_too_big = 0xffffffffu;
-    *counters = zero;
-  }
+/* Step 1, one block: the counters' initial state (zero), then the offsets'
+ * checks. */
+__global__ void prep_kernel(rc_voxel_src s, rc_voxel_counters *counters) {
+  if (threadIdx.x == 0) *counters = rc_voxel_counters{};
   __syncthreads();
-  for (int b = threadIdx.x; b <= B; b += blockDim.x) {
-    int64_t v = has_offsets ? off_in[b * off_stride] : (b == 0 ? 0 : N);
-    int bad = (b == 0 && v != 0) || (b == B && v != N) ||
-              (b > 0 && has_offsets && v < off_in[(b - 1) * off_stride]);
-    if (bad) counters->bad_offsets = 1;
-    off[b] = v < 0 ? 0 : v > N ? N : v;
-  }
+  rc_voxel_check_offsets(s, counters);
 }
 
 /* PCL grid: per-cloud minimum and maximum of the finite points; block
@@ -52,8 +41,8 @@ __global__ void extent_init_kernel(unsigned int *extent, int B) {
 __global__ void extent_kernel(rc_voxel_src s, unsigned int *extent) {
   const int b = blockIdx.x;
   unsigned int lo[3] = {0xffffffffu, 0xffffffffu, 0xffffffffu}, hi[3] = {0, 0, 0};
-  for (int64_t i = s.off[b] + blockIdx.y * blockDim.x + threadIdx.x; i < s.off[b + 1];
-       i += (int64_t)gridDim.y * blockDim.x) {
+  for (int64_t i = rc_voxel_off(s, b) + blockIdx.y * blockDim.x + threadIdx.x;
+       i < rc_voxel_off(s, b + 1); i += (int64_t)gridDim.y * blockDim.x) {
     float p[3] = {rc_vpt(s, i, 0), rc_vpt(s, i, 1), rc_vpt(s, i, 2)};
     if (!(isfinite(p[0]) && isfinite(p[1]) && isfinite(p[2]))) continue;
     for (int a = 0; a < 3; a++) {
@@ -95,7 +84,7 @@ __global__ void keyer_kernel(rc_voxel_keyer base, const unsigned int *extent, in
     double extent_a = (double)(maxb - minb) + 1.0;
     total *= extent_a;
     if (fabs((double)minb) >= limit || fabs((double)maxb) >= limit || total > limit) {
-      atomicMin(&counters->pcl_too_big, (unsigned int)b);
+      atomicMax(&counters->pcl_too_big, ~(unsigned int)b); /* the first such cloud */
       k.grid[a] = 1;
       continue;
     }
@@ -113,9 +102,10 @@ __global__ void keys_kernel(rc_voxel_src s, K sentinel, int *cloud, K *keys, int
   unsigned int nonfinite = 0, range = 0;
   if (i < s.N) {
     const int b = rc_voxel_cloud_of(s, i);
-    const rc_voxel_keyer *k = s.keyers ? &s.keyers[b] : &s.keyer;
+    /* a copy in registers: a pointer to the parameter would copy it to local memory */
+    const rc_voxel_keyer k = s.keyers ? s.keyers[b] : s.keyer;
     int64_t ijk[3], key = 0;
-    int cls = rc_voxel_locate(k, rc_vpt(s, i, 0), rc_vpt(s, i, 1), rc_vpt(s, i, 2), ijk, &key);
+    int cls = rc_voxel_locate(&k, rc_vpt(s, i, 0), rc_vpt(s, i, 1), rc_vpt(s, i, 2), ijk, &key);
     nonfinite = cls == RC_VOXEL_NONFINITE;
     range = cls == RC_VOXEL_RANGE;
     cloud[i] = b;
@@ -126,9 +116,9 @@ __global__ void keys_kernel(rc_voxel_src s, K sentinel, int *cloud, K *keys, int
   rc_voxel_block_add(&counters->range, range);
 }
 
-/* Step 4: segment heads of the sorted keys; with first != NULL (step 5)
- * also first[i] = 1 when point i starts its segment, else 0 (idx is a
- * permutation of 0..N-1, so every first[i] is written), and first[N] = 0. */
+/* Step 4: segment heads of the sorted keys, and (step 5) first[i] = 1 when
+ * point i starts its segment, else 0 (idx is a permutation of 0..N-1, so
+ * every first[i] is written), and first[N] = 0. */
 template <class K>
 __global__ void heads_kernel(const K *keys, const int *idx, const int *cloud, int N, K sentinel,
                              unsigned char *flags, int *first) {
@@ -138,13 +128,9 @@ __global__ void heads_kernel(const K *keys, const int *idx, const int *cloud, in
   const int head =
       k != sentinel && (j == 0 || k != keys[j - 1] || cloud[idx[j]] != cloud[idx[j - 1]]);
   flags[j] = (unsigned char)head;
-  if (first) {
-    first[idx[j]] = head;
-    if (j == 0) first[N] = 0;
-  }
+  first[idx[j]] = head;
+  if (j == 0) first[N] = 0;
 }
-
-size_t align256(size_t x) { return (x + 255) & ~(size_t)255; }
 
 /* CUB temporary storage for n items (the largest of the three steps). */
 template <class K> robocache_status temp_size(robocache_ctx *ctx, int n, size_t *bytes) {
@@ -162,14 +148,14 @@ template <class K> robocache_status temp_size(robocache_ctx *ctx, int n, size_t 
 /* Steps 2-5 with keys of type K. */
 template <class K> robocache_status run_pipeline(robocache_ctx *ctx, rc_voxel_call *c) {
   rc_voxel_pipeline &pl = c->pl;
-  const int N = pl.src.N;
+  const int N = c->src.N;
   const K sentinel = (K)pl.sentinel;
   keys_kernel<K><<<rc_voxel_blocks(N), RC_VOXEL_THREADS, 0, c->stream>>>(
-      pl.src, sentinel, pl.cloud, (K *)pl.keys, pl.idx, pl.counters);
+      c->src, sentinel, pl.cloud, (K *)pl.keys, pl.idx, c->counters);
   robocache_status s = rc_voxel_launched(ctx, "voxelize keys kernel");
   if (s != ROBOCACHE_OK) return s;
   if (N == 0) { /* no segments (counters are zero); rank[0] = 0 */
-    if (pl.ranks) RC_CUDA_TRY(ctx, cudaMemsetAsync(pl.rank, 0, sizeof(int), c->stream));
+    RC_CUDA_TRY(ctx, cudaMemsetAsync(pl.rank, 0, sizeof(int), c->stream));
     return ROBOCACHE_OK;
   }
   size_t bytes = pl.temp_bytes;
@@ -177,15 +163,13 @@ template <class K> robocache_status run_pipeline(robocache_ctx *ctx, rc_voxel_ca
               cub::DeviceRadixSort::SortPairs(pl.temp, bytes, (K *)pl.keys, (K *)pl.keys_out,
                                               pl.idx, pl.idx_out, N, 0, pl.key_bits, c->stream));
   heads_kernel<K><<<rc_voxel_blocks(N), RC_VOXEL_THREADS, 0, c->stream>>>(
-      (const K *)pl.keys_out, pl.idx_out, pl.cloud, N, sentinel, pl.flags,
-      pl.ranks ? pl.first : NULL);
+      (const K *)pl.keys_out, pl.idx_out, pl.cloud, N, sentinel, pl.flags, pl.first);
   s = rc_voxel_launched(ctx, "voxelize segment heads kernel");
   if (s != ROBOCACHE_OK) return s;
   bytes = pl.temp_bytes;
   RC_CUDA_TRY(ctx, cub::DeviceSelect::Flagged(pl.temp, bytes, thrust::counting_iterator<int>(0),
-                                              pl.flags, pl.seg_start, &pl.counters->num_segments, N,
+                                              pl.flags, pl.seg_start, &c->counters->num_segments, N,
                                               c->stream));
-  if (!pl.ranks) return ROBOCACHE_OK;
   bytes = pl.temp_bytes;
   RC_CUDA_TRY(ctx,
               cub::DeviceScan::ExclusiveSum(pl.temp, bytes, pl.first, pl.rank, N + 1, c->stream));
@@ -200,35 +184,26 @@ int bit_length(uint64_t x) {
 }
 
 /* Workspace layout of the call; with base == NULL only computes the size. */
-size_t carve(rc_voxel_pipeline &pl, char *base, int level) {
-  const size_t N = (size_t)pl.src.N, B = (size_t)pl.src.B;
-  size_t at = 0;
-  auto take = [&](size_t bytes) -> char * {
-    char *p = base ? base + at : NULL;
-    at += align256(bytes > 0 ? bytes : 1);
-    return p;
-  };
-  pl.counters = (rc_voxel_counters *)take(sizeof(rc_voxel_counters));
-  pl.off = (int64_t *)take((B + 1) * sizeof(int64_t));
-  if (pl.src.keyer.pcl) {
-    pl.keyers = (rc_voxel_keyer *)take(B * sizeof(rc_voxel_keyer));
-    pl.extent = (unsigned int *)take(B * 6 * sizeof(unsigned int));
+size_t carve(rc_voxel_call *c, char *base) {
+  rc_voxel_pipeline &pl = c->pl;
+  const size_t N = (size_t)c->src.N, B = (size_t)c->src.B;
+  rc_carver k = {base, 0};
+  c->counters = (rc_voxel_counters *)k.take(sizeof(rc_voxel_counters));
+  if (c->src.keyer.pcl) {
+    pl.keyers = (rc_voxel_keyer *)k.take(B * sizeof(rc_voxel_keyer));
+    pl.extent = (unsigned int *)k.take(B * 6 * sizeof(unsigned int));
   }
-  if (level > 0) {
-    pl.cloud = (int *)take(N * sizeof(int));
-    pl.keys = take(N * (size_t)pl.key_bytes);
-    pl.keys_out = take(N * (size_t)pl.key_bytes);
-    pl.idx = (int *)take(N * sizeof(int));
-    pl.idx_out = (int *)take(N * sizeof(int));
-    pl.flags = (unsigned char *)take(N);
-    pl.seg_start = (int *)take(N * sizeof(int));
-    if (pl.ranks) {
-      pl.first = (int *)take((N + 1) * sizeof(int));
-      pl.rank = (int *)take((N + 1) * sizeof(int));
-    }
-    pl.temp = take(pl.temp_bytes);
-  }
-  return at;
+  pl.cloud = (int *)k.take(N * sizeof(int));
+  pl.keys = k.take(N * (size_t)pl.key_bytes);
+  pl.keys_out = k.take(N * (size_t)pl.key_bytes);
+  pl.idx = (int *)k.take(N * sizeof(int));
+  pl.idx_out = (int *)k.take(N * sizeof(int));
+  pl.flags = (unsigned char *)k.take(N);
+  pl.seg_start = (int *)k.take(N * sizeof(int));
+  pl.first = (int *)k.take((N + 1) * sizeof(int));
+  pl.rank = (int *)k.take((N + 1) * sizeof(int));
+  pl.temp = k.take(pl.temp_bytes);
+  return k.at;
 }
 
 /* The INVALID_ARGUMENT message of the CPU path for offsets that failed the
@@ -286,14 +261,11 @@ robocache_status pcl_message(robocache_ctx *ctx, const rc_voxel_problem *p, cons
                   (double)float_of(ext[3 + axis]));
 }
 
-/* Launches the steps up to `level`. */
-robocache_status launch(robocache_ctx *ctx, const rc_voxel_problem *p, rc_voxel_call *c,
-                        int level) {
+/* Launches steps 1-5. */
+robocache_status launch(robocache_ctx *ctx, const rc_voxel_problem *p, rc_voxel_call *c) {
   rc_voxel_pipeline &pl = c->pl;
-  const int B = pl.src.B;
-  prep_kernel<<<1, RC_VOXEL_THREADS, 0, c->stream>>>(
-      p->has_offsets ? (const int64_t *)p->offsets.data : NULL,
-      p->has_offsets ? p->offsets.strides[0] : 0, p->has_offsets, B, pl.src.N, pl.off, pl.counters);
+  const int B = c->src.B;
+  prep_kernel<<<1, RC_VOXEL_THREADS, 0, c->stream>>>(c->src, c->counters);
   robocache_status s = rc_voxel_launched(ctx, "voxelize offsets kernel");
   if (s == ROBOCACHE_OK && p->keyer.pcl) {
     extent_init_kernel<<<rc_voxel_blocks(6 * (int64_t)B), RC_VOXEL_THREADS, 0, c->stream>>>(
@@ -301,16 +273,16 @@ robocache_status launch(robocache_ctx *ctx, const rc_voxel_problem *p, rc_voxel_
     s = rc_voxel_launched(ctx, "voxel_downsample extent init kernel");
     if (s == ROBOCACHE_OK && B > 0) {
       dim3 grid((unsigned int)B, 32);
-      extent_kernel<<<grid, RC_VOXEL_THREADS, 0, c->stream>>>(pl.src, pl.extent);
+      extent_kernel<<<grid, RC_VOXEL_THREADS, 0, c->stream>>>(c->src, pl.extent);
       s = rc_voxel_launched(ctx, "voxel_downsample extent kernel");
     }
     if (s == ROBOCACHE_OK) {
       keyer_kernel<<<rc_voxel_blocks(B), RC_VOXEL_THREADS, 0, c->stream>>>(p->keyer, pl.extent, B,
-                                                                           pl.keyers, pl.counters);
+                                                                           pl.keyers, c->counters);
       s = rc_voxel_launched(ctx, "voxel_downsample keyer kernel");
     }
   }
-  if (s != ROBOCACHE_OK || level == 0) return s;
+  if (s != ROBOCACHE_OK) return s;
   return pl.key_bytes == 4 ? run_pipeline<uint32_t>(ctx, c)
                            : run_pipeline<unsigned long long>(ctx, c);
 }
@@ -322,7 +294,7 @@ robocache_status rc_voxel_launched(robocache_ctx *ctx, const char *kernel) {
   return e == cudaSuccess ? ROBOCACHE_OK : rc_cuda_error(ctx, e, kernel);
 }
 
-robocache_status rc_voxel_cuda_begin(robocache_ctx *ctx, const rc_voxel_problem *p, int level,
+robocache_status rc_voxel_cuda_enter(robocache_ctx *ctx, const rc_voxel_problem *p,
                                      rc_voxel_call *c) {
   memset(c, 0, sizeof *c);
   if (p->N > INT32_MAX - 1)
@@ -333,14 +305,27 @@ robocache_status rc_voxel_cuda_begin(robocache_ctx *ctx, const rc_voxel_problem 
     return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT, "offsets: too many clouds (%lld)",
                     (long long)p->B);
   c->stream = rc_cuda_stream(ctx);
+  rc_voxel_src &src = c->src;
+  src.pts = (const float *)p->points.data;
+  src.s0 = p->points.strides[0];
+  src.s1 = p->points.strides[1];
+  src.N = (int)p->N;
+  src.B = (int)p->B;
+  src.off = p->has_offsets ? (const int64_t *)p->offsets.data : NULL;
+  src.off_stride = p->has_offsets ? p->offsets.strides[0] : 0;
+  src.keyer = p->keyer;
+  robocache_status s = rc_cuda_device_enter(ctx, p->points.device_id, &c->guard);
+  if (s != ROBOCACHE_OK) return s;
+  s = rc_cuda_sync_checks(ctx, c->stream, &c->checked);
+  if (s != ROBOCACHE_OK) rc_cuda_device_restore(&c->guard);
+  return s;
+}
+
+robocache_status rc_voxel_cuda_begin(robocache_ctx *ctx, const rc_voxel_problem *p,
+                                     rc_voxel_call *c) {
+  robocache_status s = rc_voxel_cuda_enter(ctx, p, c);
+  if (s != ROBOCACHE_OK) return s;
   rc_voxel_pipeline &pl = c->pl;
-  pl.src.pts = (const float *)p->points.data;
-  pl.src.s0 = p->points.strides[0];
-  pl.src.s1 = p->points.strides[1];
-  pl.src.N = (int)p->N;
-  pl.src.B = (int)p->B;
-  pl.src.keyer = p->keyer;
-  pl.ranks = level >= RC_VOXEL_RANKS;
   if (p->keyer.pcl) {
     pl.key_bytes = 8;
     pl.sentinel = (uint64_t)1 << 62;
@@ -351,20 +336,15 @@ robocache_status rc_voxel_cuda_begin(robocache_ctx *ctx, const rc_voxel_problem 
     pl.key_bits = bit_length(G);
     pl.key_bytes = G < 0xffffffffull ? 4 : 8;
   }
-  robocache_status s = rc_cuda_device_enter(ctx, p->points.device_id, &c->guard);
-  if (s != ROBOCACHE_OK) return s;
-  s = rc_cuda_sync_checks(ctx, c->stream, &c->checked);
-  if (s == ROBOCACHE_OK && level > 0)
-    s = pl.key_bytes == 4 ? temp_size<uint32_t>(ctx, pl.src.N, &pl.temp_bytes)
-                          : temp_size<unsigned long long>(ctx, pl.src.N, &pl.temp_bytes);
+  s = pl.key_bytes == 4 ? temp_size<uint32_t>(ctx, c->src.N, &pl.temp_bytes)
+                        : temp_size<unsigned long long>(ctx, c->src.N, &pl.temp_bytes);
   void *scratch = NULL;
   if (s == ROBOCACHE_OK)
-    s = rc_cuda_workspace(ctx, p->points.device_id, carve(pl, NULL, level), NULL, &scratch);
+    s = rc_cuda_workspace(ctx, p->points.device_id, carve(c, NULL), NULL, &scratch);
   if (s == ROBOCACHE_OK) {
-    carve(pl, (char *)scratch, level);
-    pl.src.off = pl.off;
-    pl.src.keyers = p->keyer.pcl ? pl.keyers : NULL;
-    s = launch(ctx, p, c, level);
+    carve(c, (char *)scratch);
+    c->src.keyers = p->keyer.pcl ? pl.keyers : NULL;
+    s = launch(ctx, p, c);
   }
   if (s != ROBOCACHE_OK) rc_cuda_device_restore(&c->guard);
   return s;
@@ -382,8 +362,7 @@ robocache_status rc_voxel_cuda_end(robocache_ctx *ctx, const rc_voxel_problem *p
     st->voxels_dropped_max_voxels = st->points_dropped_max_voxels = -1;
   } else if (status == ROBOCACHE_OK) {
     rc_voxel_counters h;
-    cudaError_t e =
-        cudaMemcpyAsync(&h, c->pl.counters, sizeof h, cudaMemcpyDeviceToHost, c->stream);
+    cudaError_t e = cudaMemcpyAsync(&h, c->counters, sizeof h, cudaMemcpyDeviceToHost, c->stream);
     if (e == cudaSuccess) e = cudaStreamSynchronize(c->stream);
     if (e != cudaSuccess) {
       status = rc_cuda_error(ctx, e, "reading the voxelize counters back");
@@ -398,8 +377,8 @@ robocache_status rc_voxel_cuda_end(robocache_ctx *ctx, const rc_voxel_problem *p
       st->points_dropped_max_voxels = (int64_t)h.dropped_voxel_points;
       if (h.bad_offsets)
         status = offsets_message(ctx, p);
-      else if (h.pcl_too_big != 0xffffffffu)
-        status = pcl_message(ctx, p, c, h.pcl_too_big);
+      else if (h.pcl_too_big != 0)
+        status = pcl_message(ctx, p, c, ~h.pcl_too_big);
     }
   }
   rc_cuda_device_restore(&c->guard);

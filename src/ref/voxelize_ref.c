@@ -80,7 +80,7 @@ static void store(const rc_view *out, int64_t i, double x) {
   switch (out->dtype) {
   case ROBOCACHE_DTYPE_I32: ((int32_t *)out->data)[i] = (int32_t)x; break;
   case ROBOCACHE_DTYPE_U8: ((uint8_t *)out->data)[i] = (uint8_t)x; break;
-  default: ((float *)out->data)[i] = (float)x; break;
+  default: ((float *)out->data)[i] = rc_voxel_f32(x); break;
   }
 }
 
@@ -104,15 +104,16 @@ robocache_status rc_voxelize_dense_ref(robocache_ctx *ctx, const rc_voxel_proble
       }
       for (int64_t f = 0; f < p->F; f++) {
         double acc = 0.0;
-        float mx = rc_voxel_coord(p, e[0].idx, p->feat_col + f);
+        uint32_t mx = 0; /* rc_voxel_max_key order */
         for (int64_t j = 0; j < cnt; j++) {
           float x = rc_voxel_coord(p, e[j].idx, p->feat_col + f);
+          uint32_t k = rc_voxel_max_key(x);
           acc += (double)x;
-          if (x > mx) mx = x;
+          if (k > mx) mx = k;
         }
         double r = p->mode == ROBOCACHE_VOXEL_SUM    ? acc
                    : p->mode == ROBOCACHE_VOXEL_MEAN ? acc / (double)cnt
-                                                     : (double)mx;
+                                                     : (double)rc_voxel_max_value(mx);
         store(&p->out, base + f * G, r);
       }
     }
@@ -177,7 +178,7 @@ robocache_status rc_voxel_downsample_ref(robocache_ctx *ctx, const rc_voxel_prob
       for (int64_t c = 0; c < C; c++) {
         double acc = 0.0;
         for (int64_t j = 0; j < cnt; j++) acc += (double)rc_voxel_coord(p, e[j].idx, c);
-        out[(total + r) * C + c] = (float)(acc / (double)cnt);
+        out[(total + r) * C + c] = rc_voxel_f32(acc / (double)cnt);
       }
     }
     total += g.nvox;

@@ -22,8 +22,40 @@ rct_tensor *rcv_random_points(uint64_t seed, int64_t n, int64_t C) {
     if (roll < 10) d[i * C + rct_rng_int(&rng, 0, 2)] = (float)rct_rng_int(&rng, -1, 11);
     if (roll == 10) d[i * C + rct_rng_int(&rng, 0, 2)] = NAN;
     if (roll == 11) d[i * C + rct_rng_int(&rng, 0, 2)] = -INFINITY;
+    if (roll >= 12 && roll < 17 && C > 3) { /* a feature NaN, -0.0, +0.0, +inf or -inf */
+      static const float special[5] = {NAN, -0.0f, 0.0f, INFINITY, -INFINITY};
+      d[i * C + rct_rng_int(&rng, 3, C - 1)] = special[roll - 12];
+    }
   }
   return t;
+}
+
+const float rcv_special_range[6] = {0, 0, 0, 9, 1, 1};
+const uint32_t rcv_special_max[9] = {0x7fc00000u, 0x00000000u, 0x00000000u,
+                                     0x80000000u, 0xc0400000u, 0x7fc00000u,
+                                     0xff800000u, 0x7f800000u, 0x00000000u};
+/* f64 sums from 0.0: 0.0 + -0.0 = +0.0; inf + -inf = NaN */
+const uint32_t rcv_special_sum[9] = {0x7fc00000u, 0x00000000u, 0x00000000u,
+                                     0x00000000u, 0xff800000u, 0x7fc00000u,
+                                     0xff800000u, 0x7fc00000u, 0x00000000u};
+
+rct_tensor *rcv_special_points(void) {
+  uint32_t neg_nan = 0xffc00001u; /* a NaN with the sign set and a payload */
+  float nn;
+  memcpy(&nn, &neg_nan, sizeof nn);
+  const struct {
+    int x;
+    float f;
+  } p[14] = {{0, 1.0f},  {1, -0.0f},     {2, 0.0f},     {0, NAN},       {1, 0.0f},
+             {2, -0.0f}, {0, 2.0f},      {3, -0.0f},    {4, -INFINITY}, {4, -3.0f},
+             {5, nn},    {6, -INFINITY}, {7, INFINITY}, {7, -INFINITY}};
+  float d[14][4];
+  for (int i = 0; i < 14; i++) {
+    d[i][0] = (float)p[i].x + 0.5f;
+    d[i][1] = d[i][2] = 0.5f;
+    d[i][3] = p[i].f;
+  }
+  return rcv_points(&d[0][0], 14, 4);
 }
 
 rct_tensor *rcv_offsets(const int64_t *off, int64_t B) {

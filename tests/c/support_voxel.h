@@ -31,8 +31,17 @@ typedef struct rcv_result {
 rct_tensor *rcv_points(const float *data, int64_t n, int64_t c);
 /* Random points [n, C] f32 (seeded): x, y, z uniform in [-1, 11) with about
  * 10% of the points on an integer coordinate (a voxel face), 1% with a NaN
- * and 1% with a -inf coordinate; features uniform in [-3, 3). */
+ * and 1% with a -inf coordinate; features uniform in [-3, 3), 1% each NaN,
+ * -0.0, +0.0, +inf and -inf. */
 rct_tensor *rcv_random_points(uint64_t seed, int64_t n, int64_t C);
+/* Points [14, 4] whose features hold NaN, +-0.0 and +-inf, in voxels x = 0..7
+ * of the 9 x 1 x 1 grid of voxel size 1 over rcv_special_range (voxel 8
+ * empty); rcv_special_max[x] and rcv_special_sum[x] are the bits of the MAX
+ * and SUM of voxel x (docs/voxelize.md: MAX in the total order -inf < ... <
+ * -0.0 < +0.0 < ... < +inf < NaN, every NaN output 0x7fc00000). */
+rct_tensor *rcv_special_points(void);
+extern const float rcv_special_range[6];
+extern const uint32_t rcv_special_max[9], rcv_special_sum[9];
 /* offsets [B+1] i64 from an array. */
 rct_tensor *rcv_offsets(const int64_t *off, int64_t B);
 

@@ -2,15 +2,18 @@
  * optimised CPU backend (itself tested against src/ref) on the same inputs:
  * real scans from data/pointclouds (KITTI HDL-64, KITTI object frame,
  * nuScenes, cuPCL's sample, PCL's bunny) and random
- * clouds with NaN / inf / out-of-range points, strided points, batches with
- * empty clouds, small max_voxels / max_points_per_voxel, too small downsample
- * capacity, bad offsets.
+ * clouds with NaN / inf / out-of-range points and NaN / +-0 / +-inf
+ * features, strided points, batches with empty clouds, small max_voxels /
+ * max_points_per_voxel, voxels of every size class of the GPU's grouping
+ * (one thread, one block, cub-sorted; all points in one voxel; more giant
+ * voxels than one cub call sorts), too small downsample capacity, bad
+ * offsets; dense and hard also unchecked (robocache_ctx_set_sync_checks 0).
  *
  * Bound: none. Every output, status and stats counter must be bitwise equal
- * to the CPU backend's: integers by construction, and sums / means / maxima
- * because the GPU reduces each voxel's points in input order with the same
- * f64 arithmetic (docs/voxelize.md, "CUDA"). Two GPU runs are compared too.
- * Exit 77 without a usable GPU. */
+ * to the CPU backend's: integers by construction, sums / means because the
+ * GPU adds each voxel's points in input order with the same f64 arithmetic,
+ * maxima being order-independent (docs/voxelize.md, "CUDA"). Two GPU runs
+ * are compared too. Exit 77 without a usable GPU. */
 #include "support_voxel.h"
 
 #include <cuda_runtime_api.h>
@@ -55,32 +58,41 @@ static void back_and_free(dev *d) {
 
 static robocache_tensor *dv(dev *d) { return d ? &d->t : NULL; }
 
-static robocache_ctx *new_ctx(void) {
+/* checked: the context's sync checks (stats, one synchronisation per call). */
+static robocache_ctx *new_ctx(int checked) {
   robocache_ctx *ctx = NULL;
   assert_int_equal(robocache_ctx_create(&ctx), ROBOCACHE_OK);
+  assert_int_equal(robocache_ctx_set_sync_checks(ctx, checked), ROBOCACHE_OK);
   return ctx;
+}
+
+/* Records the call's status and waits for its work (unchecked calls return
+ * before it is done). */
+static void gpu_finish(rcv_result *r, robocache_ctx *ctx, robocache_status s) {
+  CU(cudaDeviceSynchronize());
+  rcv_finish(r, ctx, s);
 }
 
 /* The GPU twins of rcv_dense / rcv_hard / rcv_downsample: outputs start as
  * NaN / 0xFF bytes on the device, so an element never written is caught. */
 static rcv_result gpu_dense(rct_tensor *points, rct_tensor *offsets, rcv_grid g, int32_t mode,
-                            robocache_dtype dtype) {
+                            robocache_dtype dtype, int checked) {
   rcv_result r = {0};
-  robocache_ctx *ctx = new_ctx();
+  robocache_ctx *ctx = new_ctx(checked);
   r.out = rcv_dense_out(points, offsets, g, mode, dtype);
   dev *p = to_dev(points), *o = to_dev(offsets), *out = to_dev(r.out);
   CU(cudaMemset(out->t.data, 0xFF, r.out->nbytes));
   robocache_status s =
       robocache_voxelize(ctx, dv(p), dv(o), g.voxel_size, g.range, mode, dv(out), &r.stats);
-  rcv_finish(&r, ctx, s);
+  gpu_finish(&r, ctx, s);
   back_and_free(p), back_and_free(o), back_and_free(out);
   return r;
 }
 
 static rcv_result gpu_hard(rct_tensor *points, rct_tensor *offsets, rcv_grid g, int32_t P,
-                           int32_t M) {
+                           int32_t M, int checked) {
   rcv_result r = {0};
-  robocache_ctx *ctx = new_ctx();
+  robocache_ctx *ctx = new_ctx(checked);
   int64_t B = rcv_clouds(offsets);
   r.voxels = rct_make3(ROBOCACHE_DTYPE_F32, B * M, P, points->shape[1]);
   r.coords = rct_make2(ROBOCACHE_DTYPE_I32, B * M, 4);
@@ -94,7 +106,7 @@ static rcv_result gpu_hard(rct_tensor *points, rct_tensor *offsets, rcv_grid g, 
   CU(cudaMemset(nv->t.data, 0x7F, r.num_voxels->nbytes));
   robocache_status s = robocache_voxelize_hard(ctx, dv(p), dv(o), g.voxel_size, g.range, P, M,
                                                dv(v), dv(c), dv(np), dv(nv), &r.stats);
-  rcv_finish(&r, ctx, s);
+  gpu_finish(&r, ctx, s);
   back_and_free(p), back_and_free(o), back_and_free(v), back_and_free(c);
   back_and_free(np), back_and_free(nv);
   return r;
@@ -105,7 +117,7 @@ static rcv_result gpu_hard(rct_tensor *points, rct_tensor *offsets, rcv_grid g, 
 static rcv_result gpu_downsample(rct_tensor *points, rct_tensor *offsets, rcv_grid g,
                                  int64_t capacity) {
   rcv_result r = {0};
-  robocache_ctx *ctx = new_ctx();
+  robocache_ctx *ctx = new_ctx(1);
   r.out = rct_make2(ROBOCACHE_DTYPE_F32, capacity, points->shape[1]);
   r.out_offsets = rct_make1(ROBOCACHE_DTYPE_I64, rcv_clouds(offsets) + 1);
   dev *p = to_dev(points), *o = to_dev(offsets), *out = to_dev(r.out), *oo = to_dev(r.out_offsets);
@@ -119,7 +131,23 @@ static rcv_result gpu_downsample(rct_tensor *points, rct_tensor *offsets, rcv_gr
 
 /* ---- comparisons ----------------------------------------------------------------- */
 
-/* GPU == CPU and GPU == GPU again, for every op and dense mode / dtype. */
+/* An unchecked GPU result u equals the CPU's c: outputs bitwise, status OK,
+ * stats unknown (points_in alone). */
+static void assert_unchecked_same(const rcv_result *c, rcv_result *u, const char *what) {
+  assert_int_equal(u->status, ROBOCACHE_OK);
+  const robocache_voxel_stats *st = &u->stats;
+  assert_int_equal(st->points_in, c->stats.points_in);
+  const int64_t unknown[7] = {st->points_in_range,           st->points_dropped_range,
+                              st->points_dropped_nonfinite,  st->voxels_nonempty,
+                              st->points_dropped_max_points, st->voxels_dropped_max_voxels,
+                              st->points_dropped_max_voxels};
+  for (int k = 0; k < 7; k++) assert_int_equal(unknown[k], -1);
+  u->stats = c->stats;
+  rcv_assert_same(c, u, what);
+}
+
+/* GPU == CPU and GPU == GPU again, for every op and dense mode / dtype;
+ * dense and hard also unchecked. */
 static void check_all(rct_tensor *pts, rct_tensor *off, rcv_grid g, int32_t P, int32_t M,
                       const char *what) {
   char label[256];
@@ -131,24 +159,30 @@ static void check_all(rct_tensor *pts, rct_tensor *off, rcv_grid g, int32_t P, i
     for (size_t k = 0; k < rcv_num_dense_cases; k++) {
       snprintf(label, sizeof label, "%s: dense mode %d dtype %d", what,
                (int)rcv_dense_cases[k].mode, (int)rcv_dense_cases[k].dtype);
-      rcv_result c = rcv_dense(pts, off, g, rcv_dense_cases[k].mode, rcv_dense_cases[k].dtype, CPU);
-      rcv_result a = gpu_dense(pts, off, g, rcv_dense_cases[k].mode, rcv_dense_cases[k].dtype);
-      rcv_result b = gpu_dense(pts, off, g, rcv_dense_cases[k].mode, rcv_dense_cases[k].dtype);
+      const int32_t mode = rcv_dense_cases[k].mode;
+      const robocache_dtype dtype = rcv_dense_cases[k].dtype;
+      rcv_result c = rcv_dense(pts, off, g, mode, dtype, CPU);
+      rcv_result a = gpu_dense(pts, off, g, mode, dtype, 1);
+      rcv_result b = gpu_dense(pts, off, g, mode, dtype, 1);
+      rcv_result u = gpu_dense(pts, off, g, mode, dtype, 0);
       assert_int_equal(c.status, ROBOCACHE_OK);
       rcv_assert_same(&c, &a, label);
       rcv_assert_same(&a, &b, label);
-      rcv_free(&a), rcv_free(&b), rcv_free(&c);
+      assert_unchecked_same(&c, &u, label);
+      rcv_free(&a), rcv_free(&b), rcv_free(&c), rcv_free(&u);
     }
   }
   if (g.range) {
     snprintf(label, sizeof label, "%s: hard P=%d M=%d", what, (int)P, (int)M);
     rcv_result c = rcv_hard(pts, off, g, P, M, CPU);
-    rcv_result a = gpu_hard(pts, off, g, P, M);
-    rcv_result b = gpu_hard(pts, off, g, P, M);
+    rcv_result a = gpu_hard(pts, off, g, P, M, 1);
+    rcv_result b = gpu_hard(pts, off, g, P, M, 1);
+    rcv_result u = gpu_hard(pts, off, g, P, M, 0);
     assert_int_equal(c.status, ROBOCACHE_OK);
     rcv_assert_same(&c, &a, label);
     rcv_assert_same(&a, &b, label);
-    rcv_free(&a), rcv_free(&b), rcv_free(&c);
+    assert_unchecked_same(&c, &u, label);
+    rcv_free(&a), rcv_free(&b), rcv_free(&c), rcv_free(&u);
   }
   snprintf(label, sizeof label, "%s: downsample", what);
   rcv_result c = rcv_downsample(pts, off, g, pts->shape[0], CPU);
@@ -180,10 +214,18 @@ static rcv_grid preset_grid(const char *name) {
   return g;
 }
 
+/* A feature value: uniform in [-100, 100), 1% each NaN, -0.0, +0.0, +inf,
+ * -inf. */
+static double feature(rct_rng *r) {
+  static const double special[5] = {NAN, -0.0, 0.0, INFINITY, -INFINITY};
+  int64_t u = rct_rng_int(r, 0, 99);
+  return u < 5 ? special[u] : rct_rng_uniform(r, -100.0, 100.0);
+}
+
 /* n random points in a 12 x 12 x 6 m box around the range [-5, 5]^2 x
- * [-2, 2] (some out of range), C columns, a few NaN / inf coordinates, every
- * tenth point a duplicate of an earlier one (crowded voxels); stored with row
- * stride C + 2 (not contiguous). */
+ * [-2, 2] (some out of range), C columns, a few NaN / inf coordinates and
+ * special features, every tenth point a duplicate of an earlier one (crowded
+ * voxels); stored with row stride C + 2 (not contiguous). */
 static rct_tensor *random_cloud(rct_rng *r, int64_t n, int64_t C) {
   const int64_t shape[2] = {n, C}, strides[2] = {C + 2, 1};
   rct_tensor *t = rct_make_strided(ROBOCACHE_DTYPE_F32, 2, shape, strides);
@@ -193,7 +235,7 @@ static rct_tensor *random_cloud(rct_rng *r, int64_t n, int64_t C) {
       double v = src >= 0 ? rct_get(t, src * C + c)
                  : c < 2  ? rct_rng_uniform(r, -6.0, 6.0)
                  : c == 2 ? rct_rng_uniform(r, -3.0, 3.0)
-                          : rct_rng_uniform(r, -100.0, 100.0);
+                          : feature(r);
       rct_set(t, i * C + c, v);
     }
     int64_t u = rct_rng_int(r, 0, 99);
@@ -226,7 +268,7 @@ static void test_kitti_presets(void **state) {
       rcv_result c = rcv_hard(pts, NULL, preset_grid(presets[k]), p->max_points_per_voxel,
                               p->max_voxels_train, CPU);
       rcv_result a = gpu_hard(pts, NULL, preset_grid(presets[k]), p->max_points_per_voxel,
-                              p->max_voxels_train);
+                              p->max_voxels_train, 1);
       rcv_assert_same(&c, &a, what);
       rcv_free(&a), rcv_free(&c);
     }
@@ -250,10 +292,10 @@ static void test_batch_of_scans(void **state) {
   rcv_grid g = preset_grid("second-kitti");
   const int32_t P = 5, M = 16000;
   check_all(all, offsets, g, P, M, "batch of 8 scans");
-  rcv_result batch = gpu_hard(all, offsets, g, P, M);
+  rcv_result batch = gpu_hard(all, offsets, g, P, M, 1);
   assert_int_equal(batch.status, ROBOCACHE_OK);
   for (int b = 0; b < 8; b++) {
-    rcv_result r = gpu_hard(parts[b], NULL, g, P, M);
+    rcv_result r = gpu_hard(parts[b], NULL, g, P, M, 1);
     assert_int_equal(rct_get(batch.num_voxels, b), rct_get(r.num_voxels, 0));
     for (int64_t i = 0; i < M * P * 4; i++)
       assert_true(rct_get_bits(batch.voxels, b * M * P * 4 + i) == rct_get_bits(r.voxels, i));
@@ -313,6 +355,103 @@ static void test_random_clouds(void **state) {
   }
 }
 
+/* MAX in the total order of the floats and NaN sums (rcv_special_points),
+ * checked and unchecked. */
+static void test_special_values(void **state) {
+  (void)state;
+  rct_tensor *pts = rcv_special_points();
+  rcv_grid g = {{1, 1, 1}, rcv_special_range};
+  for (int checked = 0; checked < 2; checked++) {
+    rcv_result mx = gpu_dense(pts, NULL, g, ROBOCACHE_VOXEL_MAX, ROBOCACHE_DTYPE_F32, checked);
+    rcv_result sum = gpu_dense(pts, NULL, g, ROBOCACHE_VOXEL_SUM, ROBOCACHE_DTYPE_F32, checked);
+    assert_int_equal(mx.status, ROBOCACHE_OK);
+    assert_int_equal(sum.status, ROBOCACHE_OK);
+    for (int x = 0; x < 9; x++) {
+      assert_int_equal(rct_get_bits(mx.out, x), rcv_special_max[x]);
+      assert_int_equal(rct_get_bits(sum.out, x), rcv_special_sum[x]);
+    }
+    rcv_free(&mx), rcv_free(&sum);
+  }
+  check_all(pts, NULL, (rcv_grid){{1, 1, 1}, rcv_special_range}, 2, 5, "special values");
+  rct_free(pts);
+}
+
+/* Voxel v (distinct cells of the 0.5 m grid over BOX) gets sizes[v] points
+ * with special features now and then, and a few NaN / out-of-range points
+ * join; all in random order (the GPU's provisional ranks scrambled). */
+static rct_tensor *sized_voxels(rct_rng *r, const int64_t *sizes, int nvox, int64_t C) {
+  int64_t n = 0;
+  for (int v = 0; v < nvox; v++) n += sizes[v];
+  n += n / 100 + 2;
+  rct_tensor *t = rct_make2(ROBOCACHE_DTYPE_F32, n, C);
+  int64_t i = 0;
+  for (int v = 0; v <= nvox; v++) {
+    const int64_t cell = (int64_t)v * 7 % 3200, ix = cell % 20, iy = cell / 20 % 20,
+                  iz = cell / 400;
+    const int64_t m = v < nvox ? sizes[v] : n - i; /* the last "voxel": dropped points */
+    for (int64_t k = 0; k < m; k++, i++) {
+      rct_set(t, i * C, -5.0 + 0.5 * (double)ix + rct_rng_uniform(r, 0.05, 0.45));
+      rct_set(t, i * C + 1, -5.0 + 0.5 * (double)iy + rct_rng_uniform(r, 0.05, 0.45));
+      rct_set(t, i * C + 2, -2.0 + 0.5 * (double)iz + rct_rng_uniform(r, 0.05, 0.45));
+      for (int64_t c = 3; c < C; c++) rct_set(t, i * C + c, feature(r));
+      if (v == nvox) rct_set(t, i * C + k % 3, k % 2 ? NAN : 50.0);
+    }
+  }
+  for (int64_t a = n - 1; a > 0; a--) { /* Fisher-Yates */
+    const int64_t b = rct_rng_int(r, 0, a);
+    for (int64_t c = 0; c < C; c++) {
+      const double x = rct_get(t, a * C + c);
+      rct_set(t, a * C + c, rct_get(t, b * C + c));
+      rct_set(t, b * C + c, x);
+    }
+  }
+  return t;
+}
+
+/* Voxels of every size class of the GPU's grouping around its limits (16
+ * points: one thread; 4096: one block; more: cub-sorted), all points in one
+ * voxel, and both as a batch (the same voxels in several clouds). */
+static void test_big_voxels(void **state) {
+  (void)state;
+  rct_rng r = rct_rng_seed(4097);
+  const rcv_grid g = {{0.5f, 0.5f, 0.5f}, BOX};
+  const int64_t sizes[16] = {1,   2,   5,    16,   17,   33,   100,  255,
+                             256, 257, 1000, 4095, 4096, 4097, 6000, 3};
+  rct_tensor *mixed = sized_voxels(&r, sizes, 16, 4);
+  check_all(mixed, NULL, g, 5, 30, "voxels of every size");
+  check_all(mixed, NULL, g, 300, 8, "voxels of every size, P 300, M 8");
+  const int64_t one[1] = {20000};
+  rct_tensor *single = sized_voxels(&r, one, 1, 5);
+  check_all(single, NULL, g, 7, 10, "all points in one voxel");
+  rct_tensor *m5 = sized_voxels(&r, sizes, 16, 5), *none = rct_make2(ROBOCACHE_DTYPE_F32, 0, 5);
+  rct_tensor *parts[5] = {m5, none, single, m5, single}, *offsets = NULL;
+  rct_tensor *all = concat(parts, 5, &offsets);
+  check_all(all, offsets, g, 5, 12, "batch of big voxels");
+  rct_free(offsets), rct_free(all), rct_free(m5), rct_free(none), rct_free(mixed);
+  rct_free(single);
+}
+
+/* 260 voxels of 4100 points: more giant voxels than one cub call sorts
+ * (dense SUM and hard voxelization use the grouping; the other paths are
+ * covered above). */
+static void test_many_giant_voxels(void **state) {
+  (void)state;
+  rct_rng r = rct_rng_seed(260);
+  int64_t sizes[260];
+  for (int v = 0; v < 260; v++) sizes[v] = 4100;
+  rct_tensor *pts = sized_voxels(&r, sizes, 260, 4);
+  const rcv_grid g = {{0.5f, 0.5f, 0.5f}, BOX};
+  rcv_result c = rcv_dense(pts, NULL, g, ROBOCACHE_VOXEL_SUM, ROBOCACHE_DTYPE_F32, CPU);
+  rcv_result a = gpu_dense(pts, NULL, g, ROBOCACHE_VOXEL_SUM, ROBOCACHE_DTYPE_F32, 1);
+  rcv_assert_same(&c, &a, "260 giant voxels: dense sum");
+  rcv_free(&a), rcv_free(&c);
+  c = rcv_hard(pts, NULL, g, 6, 200, CPU);
+  a = gpu_hard(pts, NULL, g, 6, 200, 1);
+  rcv_assert_same(&c, &a, "260 giant voxels: hard");
+  rcv_free(&a), rcv_free(&c);
+  rct_free(pts);
+}
+
 /* Empty input, too small downsample capacity, bad offsets: same status,
  * message and stats as the CPU backend. */
 static void test_edge_cases_and_errors(void **state) {
@@ -336,9 +475,9 @@ static void test_edge_cases_and_errors(void **state) {
   static const int64_t bad[3][4] = {{1, 10, 20, 5000}, {0, 30, 20, 5000}, {0, 10, 20, 4999}};
   for (int k = 0; k < 3; k++) {
     rct_tensor *off = rcv_offsets(bad[k], 3);
-    rcv_result h = gpu_hard(pts, off, g, 3, 10);
+    rcv_result h = gpu_hard(pts, off, g, 3, 10, 1);
     rcv_result d = gpu_downsample(pts, off, g, 5000);
-    rcv_result e = gpu_dense(pts, off, g, ROBOCACHE_VOXEL_COUNT, ROBOCACHE_DTYPE_I32);
+    rcv_result e = gpu_dense(pts, off, g, ROBOCACHE_VOXEL_COUNT, ROBOCACHE_DTYPE_I32, 1);
     rcv_result want = rcv_hard(pts, off, g, 3, 10, CPU);
     assert_int_equal(want.status, ROBOCACHE_INVALID_ARGUMENT);
     const rcv_result *got[3] = {&h, &d, &e};
@@ -352,15 +491,19 @@ static void test_edge_cases_and_errors(void **state) {
   rct_free(pts), rct_free(none), rct_free(zoff);
 }
 
-int main(void) {
+/* An optional argument keeps the tests whose names match it (a cmocka
+ * pattern, e.g. "test_big*"): a shorter run under compute-sanitizer. */
+int main(int argc, char **argv) {
+  if (argc > 1) cmocka_set_test_filter(argv[1]);
   if (!robocache_has_cuda()) {
     fprintf(stderr, "no CUDA device: skipped\n");
     return 77;
   }
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_kitti_presets),         cmocka_unit_test(test_batch_of_scans),
-      cmocka_unit_test(test_pcl_downsample),        cmocka_unit_test(test_random_clouds),
-      cmocka_unit_test(test_edge_cases_and_errors),
+      cmocka_unit_test(test_kitti_presets),     cmocka_unit_test(test_batch_of_scans),
+      cmocka_unit_test(test_pcl_downsample),    cmocka_unit_test(test_random_clouds),
+      cmocka_unit_test(test_special_values),    cmocka_unit_test(test_big_voxels),
+      cmocka_unit_test(test_many_giant_voxels), cmocka_unit_test(test_edge_cases_and_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

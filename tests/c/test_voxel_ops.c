@@ -121,6 +121,28 @@ static void test_dense_closed_form(void **state) {
   rct_free(pts);
 }
 
+/* MAX in the total order of the floats and NaN sums, as documented
+ * (rcv_special_points), on both backends. */
+static void test_dense_special_values(void **state) {
+  (void)state;
+  rct_tensor *pts = rcv_special_points();
+  rcv_grid g = {{1, 1, 1}, rcv_special_range};
+  const rcv_run runs[2] = {REF, CPU};
+  for (int k = 0; k < 2; k++) {
+    rcv_result mx = rcv_dense(pts, NULL, g, ROBOCACHE_VOXEL_MAX, ROBOCACHE_DTYPE_F32, runs[k]);
+    rcv_result sum = rcv_dense(pts, NULL, g, ROBOCACHE_VOXEL_SUM, ROBOCACHE_DTYPE_F32, runs[k]);
+    assert_int_equal(mx.status, ROBOCACHE_OK);
+    assert_int_equal(sum.status, ROBOCACHE_OK);
+    for (int x = 0; x < 9; x++) {
+      assert_int_equal(rct_get_bits(mx.out, x), rcv_special_max[x]);
+      assert_int_equal(rct_get_bits(sum.out, x), rcv_special_sum[x]);
+    }
+    rcv_free(&mx);
+    rcv_free(&sum);
+  }
+  rct_free(pts);
+}
+
 /* Voxels A (x0), B (x1), C (x2), D (x0 y1 z2) with points in the order
  * A B A C A B D; the feature column is the point's index. */
 static rct_tensor *hard_points(void) {
@@ -421,6 +443,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_grid_size_and_presets),
       cmocka_unit_test(test_dense_closed_form),
+      cmocka_unit_test(test_dense_special_values),
       cmocka_unit_test(test_hard_closed_form),
       cmocka_unit_test(test_downsample_pcl_closed_form),
       cmocka_unit_test(test_ref_equals_cpu_random),

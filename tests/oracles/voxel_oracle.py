@@ -53,6 +53,19 @@ def random_cloud(seed, n, cols):
     return pts
 
 
+def special_cloud(seed, n, cols):
+    """random_cloud with about 5% of the feature values NaN, -0.0, +0.0, +inf
+    or -inf."""
+    pts = random_cloud(seed, n, cols)
+    g = np.random.default_rng(seed + 1)
+    special = np.array([np.nan, -0.0, 0.0, np.inf, -np.inf], np.float32)
+    mask = g.random((n, cols - 3)) < 0.05
+    feats = pts[:, 3:]
+    feats[mask] = special[g.integers(0, 5, int(mask.sum()))]
+    pts[:, 3:] = feats
+    return pts
+
+
 def voxel_keys(points, size, rng):
     """(in-range row indices, linear keys (z*Y+y)*X+x, grid (X, Y, Z), ijk)."""
     size = np.asarray(size, np.float32)
@@ -98,9 +111,20 @@ def hard_oracle(points, size, rng, P, M):
     return voxels, coords, np.minimum(counts[:V], P).astype(np.int32), len(counts)
 
 
+QUIET_NAN = np.array([0x7FC00000], np.uint32).view(np.float32)[0]
+
+
+def canonical_nan(x):
+    """float32 x with every NaN as the quiet NaN 0x7fc00000 (robocache's NaN
+    output)."""
+    return np.where(np.isnan(x), QUIET_NAN, x).astype(np.float32)
+
+
 def dense_oracle(points, size, rng, mode):
     """Dense grid [1,F,Z,Y,X] of one cloud: count (int32), occupancy (uint8),
-    sum / mean (float64 sums in input order, rounded once), max (float32)."""
+    sum / mean (float64 sums in input order, rounded once), max (float32, in
+    the total order -inf < ... < -0.0 < +0.0 < ... < +inf < NaN); empty voxels
+    0, NaN results 0x7fc00000. Compare bitwise (view as uint32)."""
     rows, keys, grid, _ = voxel_keys(points, size, rng)
     G = int(np.prod(grid))
     shape = (1, -1, grid[2], grid[1], grid[0])
@@ -114,23 +138,28 @@ def dense_oracle(points, size, rng, mode):
     for f in feats.T:
         if mode == "max":
             m = np.full(G, -np.inf, np.float32)
-            np.maximum.at(m, keys, f)
-            out.append(np.where(count > 0, m, 0).astype(np.float32))
+            with np.errstate(invalid="ignore"):
+                np.maximum.at(m, keys, f)  # propagates NaN; the sign of a zero maximum: below
+            plus_zero = np.bincount(keys, weights=(f == 0) & ~np.signbit(f), minlength=G) > 0
+            m = np.where(m == 0, np.where(plus_zero, np.float32(0), np.float32(-0.0)), m)
+            out.append(canonical_nan(np.where(count > 0, m, np.float32(0))))
         else:
             s = np.bincount(keys, weights=f.astype(np.float64), minlength=G)
             if mode == "mean":
-                s = np.divide(s, count, out=np.zeros(G), where=count > 0)
-            out.append(s.astype(np.float32))
+                with np.errstate(invalid="ignore"):
+                    s = np.divide(s, count, out=np.zeros(G), where=count > 0)
+            out.append(canonical_nan(s.astype(np.float32)))
     return np.stack(out).reshape(shape)
 
 
 def _voxel_means(points, keys):
     """Mean of all columns per voxel (float64 sums), voxels in order of first
-    appearance, as float32."""
+    appearance, as float32 (NaN 0x7fc00000)."""
     vr, counts, _, _ = first_appearance(keys)
     sums = np.stack([np.bincount(vr, weights=c.astype(np.float64), minlength=len(counts))
                      for c in points.T], axis=1)
-    return (sums / counts[:, None]).astype(np.float32)
+    with np.errstate(invalid="ignore"):
+        return canonical_nan((sums / counts[:, None]).astype(np.float32))
 
 
 def range_downsample(points, size, rng):

@@ -1,8 +1,10 @@
 """Voxelization of CUDA tensors (PyTorch): every output bitwise equal to the
-CPU backend on the same inputs (DESIGN §1.3: integer atomics and sorted f64
-sums, so exact), outputs on the input's device, a non-default stream,
-gradients of sum / mean, torch.compile(fullgraph=True). Skipped without a
-CUDA device or a CUDA build."""
+CPU backend on the same inputs (DESIGN §1.3: integer atomics, order-independent
+maxima and f64 sums in input order, so exact), NaN / +-0 / +-inf features
+included, unchecked (check=False) too, all points in one voxel; outputs on the
+input's device, a non-default stream, gradients of sum / mean,
+torch.compile(fullgraph=True). Skipped without a CUDA device or a CUDA
+build."""
 
 import numpy as np
 import pytest
@@ -10,7 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 robocache = pytest.importorskip("robocache")
 
-from voxel_oracle import KITTI, KITTI1, NUS, PRESETS, load_bin, random_cloud  # noqa: E402
+from voxel_oracle import KITTI, KITTI1, NUS, PRESETS, load_bin, special_cloud  # noqa: E402
 
 pytestmark = pytest.mark.skipif(
     not (torch.cuda.is_available() and robocache.has_cuda()),
@@ -19,7 +21,7 @@ pytestmark = pytest.mark.skipif(
 
 def _batch():
     a, b = load_bin(KITTI, 4), load_bin(KITTI1, 4)
-    c = random_cloud(5, 50000, 4)
+    c = special_cloud(5, 50000, 4)
     pts = torch.from_numpy(np.concatenate([a, b, c]))
     offsets = torch.tensor([0, len(a), len(a) + len(b), len(a) + len(b) + len(c)])
     return pts, offsets
@@ -33,7 +35,10 @@ def _same(gpu, cpu):
             assert g == c
         else:
             assert g.device.type == "cuda"
-            assert torch.equal(g.cpu(), c)
+            g = g.cpu()
+            if g.dtype == torch.float32:  # bit for bit: NaN, -0.0
+                g, c = g.view(torch.int32), c.view(torch.int32)
+            assert torch.equal(g, c)
 
 
 @pytest.mark.parametrize("mode,dtype", [("count", None), ("count", "float32"),
@@ -45,6 +50,29 @@ def test_dense_equals_cpu(mode, dtype):
     kw = dict(mode=mode, out_dtype=dtype, offsets=offsets, return_stats=True)
     _same(robocache.voxelize(pts.cuda(), size, rng, **{**kw, "offsets": offsets.cuda()}),
           robocache.voxelize(pts, size, rng, **kw))
+
+
+@pytest.mark.parametrize("mode", ["count", "occupancy", "sum", "mean", "max"])
+def test_dense_unchecked_equals_cpu(mode):
+    pts, offsets = _batch()
+    size, rng = PRESETS["pointpillars-kitti"][:2]
+    out = robocache.voxelize(pts.cuda(), size, rng, mode=mode, offsets=offsets.cuda(),
+                             check=False)
+    _same(out, robocache.voxelize(pts, size, rng, mode=mode, offsets=offsets))
+
+
+def test_one_voxel_equals_cpu():
+    """All points in one voxel (the GPU's cub-sorted path), checked and not."""
+    g = np.random.default_rng(3)
+    pts = np.concatenate([g.uniform(0.01, 0.15, (30000, 3)), g.uniform(-1, 1, (30000, 2))], 1)
+    pts = torch.from_numpy(pts.astype(np.float32))
+    size, rng = PRESETS["pointpillars-kitti"][:2]
+    for check in (True, False):
+        for mode in ("sum", "mean", "max"):
+            _same(robocache.voxelize(pts.cuda(), size, rng, mode=mode, check=check),
+                  robocache.voxelize(pts, size, rng, mode=mode))
+        _same(robocache.voxelize_hard(pts.cuda(), size, rng, 20, 10, check=check),
+              robocache.voxelize_hard(pts, size, rng, 20, 10))
 
 
 @pytest.mark.parametrize("padded", [False, True])
@@ -102,4 +130,5 @@ def test_compile_fullgraph():
         return robocache.voxelize(p, size, rng, mode="mean", offsets=offsets).sum(dim=1)
 
     compiled = torch.compile(f, fullgraph=True, backend="aot_eager")
-    assert torch.equal(compiled(pts), f(pts))
+    # bit for bit: the features hold NaN
+    assert torch.equal(compiled(pts).view(torch.int32), f(pts).view(torch.int32))

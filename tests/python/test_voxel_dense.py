@@ -1,7 +1,8 @@
 """robocache.voxelize (dense grids) against the NumPy oracle of
 tests/oracles/voxel_oracle.py (numpy.bincount / numpy.maximum.at on
 floor((p - min) / size) in float32), on the real clouds of data/pointclouds
-and on random clouds with NaN / inf / face points; NumPy and torch in/out,
+and on random clouds with NaN / inf / face points; NaN / +-0 / +-inf features
+bit for bit (MAX's total order, NaN outputs); NumPy and torch in/out,
 batches == each cloud alone, strided points, output dtypes."""
 
 import numpy as np
@@ -9,7 +10,7 @@ import pytest
 
 from conftest import torch
 from voxel_oracle import (KITTI, KITTI_OBJ, NUS, PRESETS, dense_oracle, load_bin,
-                          random_cloud, voxel_keys)
+                          random_cloud, special_cloud, voxel_keys)
 
 import robocache
 
@@ -109,3 +110,36 @@ def test_torch_in_torch_out(mode):
     want = np.concatenate([dense_oracle(a, size, rng, mode), dense_oracle(b, size, rng, mode)])
     assert isinstance(out, torch.Tensor) and out.device == pts.device
     np.testing.assert_array_equal(out.numpy(), want)
+
+
+# One voxel per x = 0..7 of a 9 x 1 x 1 grid (x = 8 empty), features with NaN (one
+# with the sign set and a payload), +-0.0 and +-inf, and the bits of each voxel's
+# MAX (total order -inf < ... < -0.0 < +0.0 < ... < +inf < NaN) and SUM (f64 from
+# 0.0: 0.0 + -0.0 = +0.0, inf + -inf = NaN); NaN outputs are 0x7fc00000.
+_NEG_NAN = np.array([0xFFC00001], np.uint32).view(np.float32)[0]
+SPECIAL_X = [0, 1, 2, 0, 1, 2, 0, 3, 4, 4, 5, 6, 7, 7]
+SPECIAL_F = [1.0, -0.0, 0.0, np.nan, 0.0, -0.0, 2.0, -0.0, -np.inf, -3.0, _NEG_NAN, -np.inf,
+             np.inf, -np.inf]
+SPECIAL_BITS = {
+    "max": [0x7FC00000, 0, 0, 0x80000000, 0xC0400000, 0x7FC00000, 0xFF800000, 0x7F800000, 0],
+    "sum": [0x7FC00000, 0, 0, 0, 0xFF800000, 0x7FC00000, 0xFF800000, 0x7FC00000, 0],
+}
+
+
+@pytest.mark.parametrize("mode", ["max", "sum"])
+def test_special_values_bitwise(mode):
+    pts = np.array([[x + 0.5, 0.5, 0.5, f] for x, f in zip(SPECIAL_X, SPECIAL_F)], np.float32)
+    want = np.array(SPECIAL_BITS[mode], np.uint32)
+    size, rng = (1, 1, 1), (0, 0, 0, 9, 1, 1)
+    np.testing.assert_array_equal(dense_oracle(pts, size, rng, mode).view(np.uint32).ravel(), want)
+    out = robocache.voxelize(pts, size, rng, mode=mode)
+    np.testing.assert_array_equal(out.view(np.uint32).ravel(), want)
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_special_features_bitwise(mode):
+    """Random clouds whose features hold NaN, +-0.0 and +-inf, bit for bit."""
+    pts = special_cloud(31, 30000, 5)
+    out = robocache.voxelize(pts, RANDOM_SIZE, RANDOM_RANGE, mode=mode)
+    want = dense_oracle(pts, RANDOM_SIZE, RANDOM_RANGE, mode)
+    np.testing.assert_array_equal(out.view(np.uint32), want.view(np.uint32))
