@@ -317,6 +317,44 @@ static void test_resample_wide_rows(void **state) {
     }
 }
 
+/* Launches of more than 65,536 targets (the warp path, past the wide path's
+ * limit), linear + clamp, int64 ns: full-width, half-width and scalar slots,
+ * 16-bit and f32 values and out; then a bad length, which the data check of
+ * such a launch must report. */
+static void test_resample_many_targets(void **state) {
+  (void)state;
+  static const struct {
+    robocache_dtype vdt, odt;
+    int64_t D;
+  } cases[] = {{ROBOCACHE_DTYPE_F32, ROBOCACHE_DTYPE_F32, 8},
+               {ROBOCACHE_DTYPE_BF16, ROBOCACHE_DTYPE_BF16, 12},
+               {ROBOCACHE_DTYPE_F16, ROBOCACHE_DTYPE_F32, 64},
+               {ROBOCACHE_DTYPE_F32, ROBOCACHE_DTYPE_BF16, 7}};
+  for (int n = 0; n < 4; n++) {
+    spec c = {.method = ROBOCACHE_LINEAR, .extrapolate = ROBOCACHE_EXTRAP_CLAMP};
+    c.vdt = cases[n].vdt, c.odt = cases[n].odt, c.tdt = ROBOCACHE_DTYPE_I64;
+    c.B = 70, c.S = 50, c.T = 1000, c.D = cases[n].D;
+    c.offset_ns = n % 2 ? -2500000 : 0;
+    check_case(&c, 700 + (uint64_t)n);
+  }
+  spec c = {.method = ROBOCACHE_LINEAR, .extrapolate = ROBOCACHE_EXTRAP_CLAMP};
+  c.vdt = c.odt = ROBOCACHE_DTYPE_F32, c.tdt = ROBOCACHE_DTYPE_I64;
+  c.B = 70, c.S = 50, c.T = 1000, c.D = 8;
+  rct_rng rng = rct_rng_seed(9);
+  unsigned char *on_sample = calloc((size_t)(c.B * c.T), 1);
+  rct_resample_args a = make_case(&c, &rng, on_sample);
+  rct_set_i64(a.lengths, 5, c.S + 1);
+  dev_args d = to_dev_args(&a);
+  robocache_ctx *ctx = NULL;
+  assert_int_equal(robocache_ctx_create(&ctx), ROBOCACHE_OK);
+  assert_int_equal(gpu_resample(ctx, &d, &a.opt), ROBOCACHE_INVALID_ARGUMENT);
+  assert_non_null(strstr(robocache_ctx_error_message(ctx), "lengths"));
+  robocache_ctx_free(ctx);
+  dev_args_free(&d);
+  free_args(&a);
+  free(on_sample);
+}
+
 /* Non-contiguous values and out (every second element): the strided path. */
 static void test_resample_strided(void **state) {
   (void)state;
@@ -513,6 +551,52 @@ static void test_align_many_streams(void **state) {
 /* Captured on a non-default stream, replayed: same results as the reference;
  * a row whose length is out of range is then marked invalid (NaN), not an
  * error, and nothing outside the tensors is read (compute-sanitizer). */
+/* A launch of more than 65,536 targets captured into a CUDA graph: first by a
+ * fresh context (nothing allocated before the capture), then after an eager
+ * call. */
+static void test_graph_capture_many_targets(void **state) {
+  (void)state;
+  spec c = {.method = ROBOCACHE_LINEAR, .extrapolate = ROBOCACHE_EXTRAP_CLAMP};
+  c.vdt = c.odt = ROBOCACHE_DTYPE_BF16, c.tdt = ROBOCACHE_DTYPE_I64;
+  c.B = 70, c.S = 50, c.T = 1000, c.D = 16;
+  rct_rng rng = rct_rng_seed(10);
+  unsigned char *on_sample = calloc((size_t)(c.B * c.T), 1);
+  rct_resample_args a = make_case(&c, &rng, on_sample);
+  assert_int_equal(rct_resample(&a, 1, NULL, 0), ROBOCACHE_OK);
+  dev_args d = to_dev_args(&a);
+  cudaStream_t stream;
+  CU(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  robocache_ctx *ctx = NULL;
+  assert_int_equal(robocache_ctx_create(&ctx), ROBOCACHE_OK);
+  assert_int_equal(robocache_ctx_set_cuda_stream(ctx, stream), ROBOCACHE_OK);
+  for (int warm = 0; warm < 2; warm++) {
+    if (warm) assert_int_equal(gpu_resample(ctx, &d, &a.opt), ROBOCACHE_OK);
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    CU(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    robocache_status s = gpu_resample(ctx, &d, &a.opt);
+    CU(cudaStreamEndCapture(stream, &graph));
+    if (s != ROBOCACHE_OK) fail_msg("captured resample: %s", robocache_ctx_error_message(ctx));
+    CU(cudaGraphInstantiate(&exec, graph, 0));
+    poison(d.out), poison(d.valid);
+    CU(cudaGraphLaunch(exec, stream));
+    CU(cudaStreamSynchronize(stream));
+    rct_tensor *gout = rct_make3(c.odt, c.B, c.T, c.D),
+               *gvalid = rct_make2(ROBOCACHE_DTYPE_U8, c.B, c.T);
+    from_dev(gout, d.out), from_dev(gvalid, d.valid);
+    rct_assert_bits_equal(gvalid, a.valid, warm ? "warm capture valid" : "cold capture valid");
+    rct_assert_close(gout, a.out, 2e-6, rtol_of(c.odt), warm ? "warm capture" : "cold capture");
+    rct_free(gout), rct_free(gvalid);
+    CU(cudaGraphExecDestroy(exec));
+    CU(cudaGraphDestroy(graph));
+  }
+  robocache_ctx_free(ctx);
+  CU(cudaStreamDestroy(stream));
+  dev_args_free(&d);
+  free_args(&a);
+  free(on_sample);
+}
+
 static void test_graph_capture(void **state) {
   (void)state;
   spec c = {.method = ROBOCACHE_LINEAR, .extrapolate = ROBOCACHE_EXTRAP_FILL};
@@ -624,11 +708,13 @@ int main(void) {
       cmocka_unit_test(test_resample_parity),
       cmocka_unit_test(test_resample_search_and_width),
       cmocka_unit_test(test_resample_wide_rows),
+      cmocka_unit_test(test_resample_many_targets),
       cmocka_unit_test(test_resample_strided),
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_align_three_streams),
       cmocka_unit_test(test_align_many_streams),
       cmocka_unit_test(test_graph_capture),
+      cmocka_unit_test(test_graph_capture_many_targets),
       cmocka_unit_test(test_backward),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
