@@ -346,25 +346,145 @@ robocache_status rc_launch_wide(robocache_ctx *ctx, const rc_align_args &args, i
   }
 }
 
-/* Whether stream sv (descriptor d, vec set) of a launch of K streams takes the
- * wide path, and then its group and rounds: 4 slots per thread on wide rows,
- * else 2 when they divide the row, else 1. Tuned on an H200 (docs/cuda.md). */
-bool rc_wide_plan(const rc_align_problem *p, const rc_stream_view *sv, int K, rc_stream_desc *d) {
+/* ---- Split path: one stream, default options, more than
+ * RC_WIDE_MAX_TARGETS targets (docs/cuda.md, "Split path"). One thread per
+ * target resolves it into the call's scratch (rc_split_item); a second
+ * kernel moves the channels, one slot per thread, reading the item instead
+ * of searching. Two kernels that each do one job keep more warps resident
+ * than one that does both. */
+struct rc_split_item {
+  int32_t i0, i1; /* samples used (i1 == i0 unless interpolating) */
+  float w;        /* weight of i1; CONST: the value */
+  int32_t mode;   /* CH_* */
+};
+
+__global__ void __launch_bounds__(RC_WIDE_BLOCK)
+    rc_split_decide_kernel(const __grid_constant__ rc_align_args args, rc_split_item *items) {
+  const rc_stream_desc &s = args.s[0];
+  const uint32_t target = blockIdx.x * RC_WIDE_BLOCK + threadIdx.x, T = (uint32_t)args.a.T;
+  if (target < (uint64_t)args.a.B * T) {
+    const uint32_t b = target / T, t = target - b * T;
+    const rc_target r = rc_decide_target<ROBOCACHE_DTYPE_I64, true>(args.a, s, args.k_base, b, t);
+    if (args.valid)
+      args.valid[b * args.va_b + t * args.va_t + args.k_base * args.va_k] = (uint8_t)r.valid;
+    const rc_item e = rc_item_of(args, s, b, t, r);
+    rc_split_item it;
+    it.i0 = (int32_t)r.i0;
+    it.i1 = (int32_t)r.i1;
+    it.w = (float)e.w;
+    it.mode = e.mode;
+    items[target] = it;
+  }
+  if (args.check_total)
+    rc_check_data<ROBOCACHE_DTYPE_I64>(args.a, args.s, 1, args.k_base == 0, args.check_total);
+}
+
+/* Thread (target, slot): CONST writes w, COPY sample i0 (i1 == i0), LERP
+ * a + w (c - a). */
+template <class In, class Out, int N>
+__global__ void __launch_bounds__(RC_WIDE_BLOCK)
+    rc_split_move_kernel(const __grid_constant__ rc_align_args args, const rc_split_item *items) {
+  const rc_stream_desc &s = args.s[0];
+  const uint32_t id = blockIdx.x * RC_WIDE_BLOCK + threadIdx.x, G = (uint32_t)s.group;
+  const uint32_t target = id / G, sub = id - target * G, T = (uint32_t)args.a.T;
+  if (target >= (uint64_t)args.a.B * T) return;
+  const uint32_t b = target / T, t = target - b * T;
+  const rc_split_item it = items[target];
+  const In *vals = (const In *)s.values;
+  const int64_t ch = (int64_t)sub * N * s.vs_d;
+  const rc_vec<In, N> a = *(const rc_vec<In, N> *)(vals + b * s.vs_b + it.i0 * s.vs_s + ch);
+  const rc_vec<In, N> c = *(const rc_vec<In, N> *)(vals + b * s.vs_b + it.i1 * s.vs_s + ch);
+  rc_vec<Out, N> y;
+#pragma unroll
+  for (int i = 0; i < N; i++)
+    from_c(it.mode == CH_CONST  ? it.w
+           : it.mode == CH_COPY ? to_c<float>(a.e[i])
+                                : lerp_c(to_c<float>(a.e[i]), to_c<float>(c.e[i]), it.w),
+           y.e[i]);
+  *(rc_vec<Out, N> *)((Out *)args.out + b * args.os_b + t * args.os_t +
+                      (int64_t)sub * N * args.os_d) = y;
+}
+
+template <class In, class Out>
+void rc_launch_split_move(const rc_align_args &args, const rc_split_item *items, int grid,
+                          cudaStream_t stream) {
+  constexpr int N = rc_vec_max<In, Out>();
+  const int vec = args.s[0].vec;
+  if (vec == N)
+    rc_split_move_kernel<In, Out, N><<<grid, RC_WIDE_BLOCK, 0, stream>>>(args, items);
+  else if (N >= 4 && vec == N / 2)
+    rc_split_move_kernel<In, Out, (N >= 4 ? N / 2 : 1)>
+        <<<grid, RC_WIDE_BLOCK, 0, stream>>>(args, items);
+  else if (N >= 8 && vec == N / 4)
+    rc_split_move_kernel<In, Out, (N >= 8 ? N / 4 : 1)>
+        <<<grid, RC_WIDE_BLOCK, 0, stream>>>(args, items);
+  else
+    rc_split_move_kernel<In, Out, 1><<<grid, RC_WIDE_BLOCK, 0, stream>>>(args, items);
+}
+
+template <class In>
+void rc_launch_split_in(const rc_align_args &args, const rc_split_item *items, int grid,
+                        cudaStream_t stream, int32_t out_dtype) {
+  switch (out_dtype) {
+  case ROBOCACHE_DTYPE_F32: rc_launch_split_move<In, float>(args, items, grid, stream); break;
+  case ROBOCACHE_DTYPE_F16: rc_launch_split_move<In, f16s>(args, items, grid, stream); break;
+  default: rc_launch_split_move<In, bf16s>(args, items, grid, stream); break;
+  }
+}
+
+/* The two kernels of the split path; decide_grid covers the targets (and the
+ * data checks), move_grid the (target, slot) threads. */
+robocache_status rc_launch_split(robocache_ctx *ctx, const rc_align_args &args, void *scratch,
+                                 int decide_grid, int move_grid, cudaStream_t stream,
+                                 int32_t in_dtype, int32_t out_dtype) {
+  rc_split_item *items = (rc_split_item *)scratch;
+  rc_split_decide_kernel<<<decide_grid, RC_WIDE_BLOCK, 0, stream>>>(args, items);
+  robocache_status s = rc_cuda_launched(ctx, "align kernel launch (split path, targets)");
+  if (s != ROBOCACHE_OK || move_grid == 0) return s;
+  switch (in_dtype) {
+  case ROBOCACHE_DTYPE_F32:
+    rc_launch_split_in<float>(args, items, move_grid, stream, out_dtype);
+    break;
+  case ROBOCACHE_DTYPE_F16:
+    rc_launch_split_in<f16s>(args, items, move_grid, stream, out_dtype);
+    break;
+  default: rc_launch_split_in<bf16s>(args, items, move_grid, stream, out_dtype); break;
+  }
+  return rc_cuda_launched(ctx, "align kernel launch (split path, channels)");
+}
+
+/* Slots per thread for `slots` slots of `vec` channels per target: 4 on wide
+ * rows, else 2 when they divide the row, else 1. Tuned on an H200
+ * (docs/cuda.md). */
+int rc_rounds(int64_t slots, int vec) {
+  if (slots >= 16 && slots % 4 == 0 && rc_wide_max_rounds(vec) >= 4) return 4;
+  return slots % 2 == 0 ? 2 : 1;
+}
+
+/* Which path the one-stream launch of stream sv (descriptor d, vec set)
+ * takes, and then d's group and rounds: RC_PATH_WIDE for at most
+ * RC_WIDE_MAX_TARGETS targets with full-width slots, RC_PATH_SPLIT for more
+ * targets (any vec, one slot per thread; not f64, whose weight the item's
+ * float cannot hold); both only with the default options and int64 ns
+ * times. */
+enum { RC_PATH_WARP = 0, RC_PATH_WIDE = 1, RC_PATH_SPLIT = 2 };
+int rc_path_plan(const rc_align_problem *p, const rc_stream_view *sv, int K, rc_stream_desc *d) {
   size_t a = robocache_dtype_size((robocache_dtype)sv->values.dtype);
   size_t b = robocache_dtype_size((robocache_dtype)p->out.dtype);
   int widest = (int)(16 / (a > b ? a : b));
-  int64_t slots = sv->D / widest;
-  if (K != 1 || p->time_dtype != ROBOCACHE_DTYPE_I64 || !rc_is_simple(&sv->opt) ||
-      d->vec != widest || slots < RC_WIDE_MIN_SLOTS || d->vs_d != 1 || p->out.strides[2] != 1 ||
-      p->B * p->T > RC_WIDE_MAX_TARGETS)
-    return false;
-  int rounds = slots >= 16 && slots % 4 == 0 && rc_wide_max_rounds(widest) >= 4 ? 4
-               : slots % 2 == 0                                                 ? 2
-                                                                                : 1;
-  if (p->B * p->T * (slots / rounds) > INT32_MAX) return false; /* 32-bit thread index */
+  int64_t slots = sv->D / d->vec, targets = p->B * p->T;
+  if (K != 1 || p->time_dtype != ROBOCACHE_DTYPE_I64 || !rc_is_simple(&sv->opt) || slots < 1)
+    return RC_PATH_WARP;
+  int path = targets <= RC_WIDE_MAX_TARGETS ? RC_PATH_WIDE : RC_PATH_SPLIT;
+  if (path == RC_PATH_WIDE && (d->vec != widest || slots < RC_WIDE_MIN_SLOTS)) return RC_PATH_WARP;
+  if (path == RC_PATH_SPLIT &&
+      (a == 8 || b == 8 || sv->S > INT32_MAX || (d->vec == widest && slots < RC_WIDE_MIN_SLOTS)))
+    return RC_PATH_WARP;
+  int rounds = path == RC_PATH_WIDE ? rc_rounds(slots, d->vec) : 1;
+  if (targets * (slots / rounds) > INT32_MAX) return RC_PATH_WARP; /* 32-bit thread index */
   d->rounds = rounds;
   d->group = (int32_t)(slots / rounds);
-  return true;
+  return path;
 }
 
 /* 1 when pointer p (element size es) and the element strides allow N-wide
@@ -464,8 +584,12 @@ robocache_status rc_launch_chunk(robocache_ctx *ctx, const rc_align_problem *p,
     args.s[j] = d;
     check += p->B * sv->S;
   }
-  const bool wide = rc_wide_plan(p, &p->streams[k0], K, &args.s[0]);
-  if (wide) blocks = (p->B * p->T * args.s[0].group + RC_WIDE_BLOCK - 1) / RC_WIDE_BLOCK;
+  /* the split path needs the call's scratch (rc_align_cuda asks for it) */
+  const int path = rc_path_plan(p, &p->streams[k0], K, &args.s[0]);
+  const bool wide = path == RC_PATH_WIDE, split = path == RC_PATH_SPLIT && c->scratch;
+  const int64_t threads = p->B * p->T * args.s[0].group;
+  if (wide) blocks = (threads + RC_WIDE_BLOCK - 1) / RC_WIDE_BLOCK;
+  if (split) blocks = (p->B * p->T + RC_WIDE_BLOCK - 1) / RC_WIDE_BLOCK;
   if (c->record) {
     args.check_total = check;
     int64_t check_blocks = (check + RC_CUDA_BLOCK - 1) / RC_CUDA_BLOCK;
@@ -475,6 +599,10 @@ robocache_status rc_launch_chunk(robocache_ctx *ctx, const rc_align_problem *p,
   if (wide)
     return rc_launch_wide(ctx, args, (int)blocks, c->stream, p->streams[k0].values.dtype,
                           p->out.dtype);
+  if (split)
+    return rc_launch_split(ctx, args, c->scratch, (int)blocks,
+                           (int)((threads + RC_WIDE_BLOCK - 1) / RC_WIDE_BLOCK), c->stream,
+                           p->streams[k0].values.dtype, p->out.dtype);
   switch (p->time_dtype) {
   case ROBOCACHE_DTYPE_I64:
     if (K == 1 && rc_is_simple(&p->streams[k0].opt))
@@ -491,11 +619,29 @@ robocache_status rc_launch_chunk(robocache_ctx *ctx, const rc_align_problem *p,
   }
 }
 
+/* Scratch bytes of the split path when problem p takes it and the workspace
+ * can hold them now (it cannot grow while the stream is captured: the warp
+ * path then runs instead), else 0. */
+robocache_status rc_split_scratch(robocache_ctx *ctx, const rc_align_problem *p, size_t *bytes) {
+  *bytes = 0;
+  if (p->K != 1) return ROBOCACHE_OK;
+  rc_stream_desc d = rc_cuda_stream_desc(p, 0);
+  d.vec = p->streams[0].opt.method == ROBOCACHE_SLERP ? 1 : rc_vec_for(&p->streams[0], &p->out);
+  if (rc_path_plan(p, &p->streams[0], 1, &d) != RC_PATH_SPLIT) return ROBOCACHE_OK;
+  size_t want = (size_t)(p->B * p->T) * sizeof(rc_split_item);
+  int ok = 0;
+  robocache_status s = rc_cuda_workspace_can_hold(ctx, p->target_times.device_id, want, &ok);
+  if (s == ROBOCACHE_OK && ok) *bytes = want;
+  return s;
+}
+
 } // namespace
 
 extern "C" robocache_status rc_align_cuda(robocache_ctx *ctx, const rc_align_problem *p) {
   rc_cuda_call c;
-  robocache_status s = rc_cuda_call_begin(ctx, p, 0, &c);
+  size_t scratch = 0;
+  robocache_status s = rc_split_scratch(ctx, p, &scratch);
+  if (s == ROBOCACHE_OK) s = rc_cuda_call_begin(ctx, p, scratch, &c);
   if (s != ROBOCACHE_OK) return s;
   int sms = 0;
   cudaError_t e =

@@ -152,6 +152,19 @@ robocache_status rc_cuda_workspace(robocache_ctx *ctx, int device, size_t scratc
   return ROBOCACHE_OK;
 }
 
+robocache_status rc_cuda_workspace_can_hold(robocache_ctx *ctx, int device, size_t scratch_bytes,
+                                            int *ok) {
+  robocache_ctx *c = rc_ctx(ctx);
+  size_t need = RC_CUDA_HEADER + ((scratch_bytes + 255) & ~(size_t)255);
+  *ok = 1;
+  if (c->workspace && c->workspace_device == device && c->workspace_size >= need)
+    return ROBOCACHE_OK;
+  int capturing = 0;
+  robocache_status s = rc_cuda_capturing(ctx, rc_cuda_stream(ctx), &capturing);
+  *ok = !capturing;
+  return s;
+}
+
 robocache_status rc_cuda_workspace_async(robocache_ctx *ctx, cudaStream_t stream) {
   robocache_ctx *c = rc_ctx(ctx);
   int capturing = 0;

@@ -73,6 +73,12 @@ robocache_status rc_cuda_sync_checks(robocache_ctx *ctx, cudaStream_t stream, in
 robocache_status rc_cuda_workspace(robocache_ctx *ctx, int device, size_t scratch_bytes,
                                    rc_cuda_check_record **record, void **scratch);
 
+/* *ok = 1 when rc_cuda_workspace(ctx, device, scratch_bytes, ...) can succeed
+ * now: the workspace is large enough, or it may grow (the context's stream
+ * is not being captured). */
+robocache_status rc_cuda_workspace_can_hold(robocache_ctx *ctx, int device, size_t scratch_bytes,
+                                            int *ok);
+
 /* Call after launching work on `stream` that uses the workspace scratch and
  * is not waited for (unchecked mode): records the context's workspace event
  * on `stream` so that the next call on another stream waits for that work

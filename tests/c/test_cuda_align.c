@@ -317,10 +317,10 @@ static void test_resample_wide_rows(void **state) {
     }
 }
 
-/* Launches of more than 65,536 targets (the warp path, past the wide path's
- * limit), linear + clamp, int64 ns: full-width, half-width and scalar slots,
- * 16-bit and f32 values and out; then a bad length, which the data check of
- * such a launch must report. */
+/* Launches of more than 65,536 targets, linear + clamp, int64 ns: the warp
+ * path (f32 D = 8: two full-width slots) and the split path (bf16 D = 12 in
+ * half-width slots, f16 -> f32 D = 64, scalar f32 -> bf16 D = 7); then a bad
+ * length, which the data check must report. */
 static void test_resample_many_targets(void **state) {
   (void)state;
   static const struct {
@@ -551,14 +551,15 @@ static void test_align_many_streams(void **state) {
 /* Captured on a non-default stream, replayed: same results as the reference;
  * a row whose length is out of range is then marked invalid (NaN), not an
  * error, and nothing outside the tensors is read (compute-sanitizer). */
-/* A launch of more than 65,536 targets captured into a CUDA graph: first by a
- * fresh context (nothing allocated before the capture), then after an eager
- * call. */
+/* A launch for the split path captured into a CUDA graph: first by a fresh
+ * context (its workspace cannot grow during the capture: the warp path runs
+ * instead), then after an eager call (the split path, its items in the
+ * workspace). */
 static void test_graph_capture_many_targets(void **state) {
   (void)state;
   spec c = {.method = ROBOCACHE_LINEAR, .extrapolate = ROBOCACHE_EXTRAP_CLAMP};
   c.vdt = c.odt = ROBOCACHE_DTYPE_BF16, c.tdt = ROBOCACHE_DTYPE_I64;
-  c.B = 70, c.S = 50, c.T = 1000, c.D = 16;
+  c.B = 70, c.S = 50, c.T = 1000, c.D = 32;
   rct_rng rng = rct_rng_seed(10);
   unsigned char *on_sample = calloc((size_t)(c.B * c.T), 1);
   rct_resample_args a = make_case(&c, &rng, on_sample);
