@@ -2,14 +2,17 @@
  * for all K streams (up to RC_CUDA_MAX_STREAMS per launch; more are launched
  * in chunks), on the context's stream, no host allocation and no
  * synchronisation except the read-back of the check record in checked mode
- * (docs/cuda.md).
+ * (docs/cuda.md). One-stream launches with the default options and int64 ns
+ * times may take the wide path (small launches, one kernel) or the split
+ * path (many targets: a kernel that resolves the targets into the
+ * workspace, then one that moves the channels); see their sections below.
  *
- * Grid: the blocks of stream k are [block_begin_k, block_begin_{k+1}); in
- * each warp the first 2^log_targets lanes (1..32, chosen so that the grid
- * fills the device) resolve one target (b, t) each (search and decision of
- * src/common/interp.h, rc_decide_target) into shared memory; then the warp
- * moves the channels of those targets together: slots of
- * `vec` channels (one 16-, 8- or 4-byte access when the strides and
+ * Warp path (everything else): the blocks of stream k are [block_begin_k,
+ * block_begin_{k+1}); in each warp the first 2^log_targets lanes (1..32,
+ * chosen so that the grid fills the device) resolve one target (b, t) each
+ * (search and decision of src/common/interp.h, rc_decide_target) into shared
+ * memory; then the warp moves the channels of those targets together: slots
+ * of `vec` channels (one 16-, 8- or 4-byte access when the strides and
  * alignment allow), RC_UNROLL slots per lane loaded before the first store,
  * stores coalesced along each target's channels. Arithmetic in f32 (f64 when
  * values or out are f64). */
