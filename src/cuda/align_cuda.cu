@@ -175,6 +175,17 @@ template <class In, class Out> constexpr int rc_vec_max() {
   return 16 / (sizeof(In) > sizeof(Out) ? sizeof(In) : sizeof(Out));
 }
 
+/* Calls f with a value of the element type of values / out dtype `dtype`
+ * (f32, f64, f16, else bf16), for host-side kernel selection. */
+template <class F> void rc_with_dtype(int32_t dtype, F &&f) {
+  switch (dtype) {
+  case ROBOCACHE_DTYPE_F32: f(float()); break;
+  case ROBOCACHE_DTYPE_F64: f(double()); break;
+  case ROBOCACHE_DTYPE_F16: f(f16s()); break;
+  default: f(bf16s()); break;
+  }
+}
+
 template <class In, class Out>
 __device__ __forceinline__ void rc_move_stream(const rc_stream_desc &s, const rc_item *items,
                                                Out *out, int64_t os_d) {
@@ -321,32 +332,14 @@ __global__ void __launch_bounds__(RC_WIDE_BLOCK, 4)
     rc_check_data<ROBOCACHE_DTYPE_I64>(args.a, args.s, 1, args.k_base == 0, args.check_total);
 }
 
-template <class In>
-robocache_status rc_launch_wide_in(robocache_ctx *ctx, const rc_align_args &args, int grid,
-                                   cudaStream_t stream, int32_t out_dtype) {
-  switch (out_dtype) {
-  case ROBOCACHE_DTYPE_F32:
-    rc_wide_kernel<In, float><<<grid, RC_WIDE_BLOCK, 0, stream>>>(args);
-    break;
-  case ROBOCACHE_DTYPE_F64:
-    rc_wide_kernel<In, double><<<grid, RC_WIDE_BLOCK, 0, stream>>>(args);
-    break;
-  case ROBOCACHE_DTYPE_F16:
-    rc_wide_kernel<In, f16s><<<grid, RC_WIDE_BLOCK, 0, stream>>>(args);
-    break;
-  default: rc_wide_kernel<In, bf16s><<<grid, RC_WIDE_BLOCK, 0, stream>>>(args); break;
-  }
-  return rc_cuda_launched(ctx, "align kernel launch (wide rows)");
-}
-
 robocache_status rc_launch_wide(robocache_ctx *ctx, const rc_align_args &args, int grid,
                                 cudaStream_t stream, int32_t in_dtype, int32_t out_dtype) {
-  switch (in_dtype) {
-  case ROBOCACHE_DTYPE_F32: return rc_launch_wide_in<float>(ctx, args, grid, stream, out_dtype);
-  case ROBOCACHE_DTYPE_F64: return rc_launch_wide_in<double>(ctx, args, grid, stream, out_dtype);
-  case ROBOCACHE_DTYPE_F16: return rc_launch_wide_in<f16s>(ctx, args, grid, stream, out_dtype);
-  default: return rc_launch_wide_in<bf16s>(ctx, args, grid, stream, out_dtype);
-  }
+  rc_with_dtype(in_dtype, [&](auto in) {
+    rc_with_dtype(out_dtype, [&](auto out) {
+      rc_wide_kernel<decltype(in), decltype(out)><<<grid, RC_WIDE_BLOCK, 0, stream>>>(args);
+    });
+  });
+  return rc_cuda_launched(ctx, "align kernel launch (wide rows)");
 }
 
 /* ---- Split path: one stream, default options, more than
@@ -425,16 +418,6 @@ void rc_launch_split_move(const rc_align_args &args, const rc_split_item *items,
     rc_split_move_kernel<In, Out, 1><<<grid, RC_WIDE_BLOCK, 0, stream>>>(args, items);
 }
 
-template <class In>
-void rc_launch_split_in(const rc_align_args &args, const rc_split_item *items, int grid,
-                        cudaStream_t stream, int32_t out_dtype) {
-  switch (out_dtype) {
-  case ROBOCACHE_DTYPE_F32: rc_launch_split_move<In, float>(args, items, grid, stream); break;
-  case ROBOCACHE_DTYPE_F16: rc_launch_split_move<In, f16s>(args, items, grid, stream); break;
-  default: rc_launch_split_move<In, bf16s>(args, items, grid, stream); break;
-  }
-}
-
 /* The two kernels of the split path; decide_grid covers the targets (and the
  * data checks), move_grid the (target, slot) threads. */
 robocache_status rc_launch_split(robocache_ctx *ctx, const rc_align_args &args, void *scratch,
@@ -444,16 +427,22 @@ robocache_status rc_launch_split(robocache_ctx *ctx, const rc_align_args &args, 
   rc_split_decide_kernel<<<decide_grid, RC_WIDE_BLOCK, 0, stream>>>(args, items);
   robocache_status s = rc_cuda_launched(ctx, "align kernel launch (split path, targets)");
   if (s != ROBOCACHE_OK || move_grid == 0) return s;
-  switch (in_dtype) {
-  case ROBOCACHE_DTYPE_F32:
-    rc_launch_split_in<float>(args, items, move_grid, stream, out_dtype);
-    break;
-  case ROBOCACHE_DTYPE_F16:
-    rc_launch_split_in<f16s>(args, items, move_grid, stream, out_dtype);
-    break;
-  default: rc_launch_split_in<bf16s>(args, items, move_grid, stream, out_dtype); break;
-  }
+  rc_with_dtype(in_dtype, [&](auto in) {
+    rc_with_dtype(out_dtype, [&](auto out) {
+      /* rc_path_plan keeps f64 off this path */
+      if constexpr (sizeof(decltype(in)) < 8 && sizeof(decltype(out)) < 8)
+        rc_launch_split_move<decltype(in), decltype(out)>(args, items, move_grid, stream);
+    });
+  });
   return rc_cuda_launched(ctx, "align kernel launch (split path, channels)");
+}
+
+/* Channels in 16 bytes of the wider of stream sv's values and out dtypes
+ * (the host-side rc_vec_max). */
+int rc_widest(const rc_stream_view *sv, const rc_view *out) {
+  size_t a = robocache_dtype_size((robocache_dtype)sv->values.dtype);
+  size_t b = robocache_dtype_size((robocache_dtype)out->dtype);
+  return (int)(16 / (a > b ? a : b));
 }
 
 /* Slots per thread for `slots` slots of `vec` channels per target: 4 on wide
@@ -464,24 +453,23 @@ int rc_rounds(int64_t slots, int vec) {
   return slots % 2 == 0 ? 2 : 1;
 }
 
-/* Which path the one-stream launch of stream sv (descriptor d, vec set)
+/* Which path the one-stream launch of stream sv of p (descriptor d, vec set)
  * takes, and then d's group and rounds: RC_PATH_WIDE for at most
  * RC_WIDE_MAX_TARGETS targets with full-width slots, RC_PATH_SPLIT for more
  * targets (any vec, one slot per thread; not f64, whose weight the item's
  * float cannot hold); both only with the default options and int64 ns
  * times. */
 enum { RC_PATH_WARP = 0, RC_PATH_WIDE = 1, RC_PATH_SPLIT = 2 };
-int rc_path_plan(const rc_align_problem *p, const rc_stream_view *sv, int K, rc_stream_desc *d) {
-  size_t a = robocache_dtype_size((robocache_dtype)sv->values.dtype);
-  size_t b = robocache_dtype_size((robocache_dtype)p->out.dtype);
-  int widest = (int)(16 / (a > b ? a : b));
+int rc_path_plan(const rc_align_problem *p, const rc_stream_view *sv, rc_stream_desc *d) {
+  const int widest = rc_widest(sv, &p->out);
+  const bool f64 = widest == 2;
   int64_t slots = sv->D / d->vec, targets = p->B * p->T;
-  if (K != 1 || p->time_dtype != ROBOCACHE_DTYPE_I64 || !rc_is_simple(&sv->opt) || slots < 1)
+  if (p->time_dtype != ROBOCACHE_DTYPE_I64 || !rc_is_simple(&sv->opt) || slots < 1)
     return RC_PATH_WARP;
   int path = targets <= RC_WIDE_MAX_TARGETS ? RC_PATH_WIDE : RC_PATH_SPLIT;
   if (path == RC_PATH_WIDE && (d->vec != widest || slots < RC_WIDE_MIN_SLOTS)) return RC_PATH_WARP;
   if (path == RC_PATH_SPLIT &&
-      (a == 8 || b == 8 || sv->S > INT32_MAX || (d->vec == widest && slots < RC_WIDE_MIN_SLOTS)))
+      (f64 || sv->S > INT32_MAX || (d->vec == widest && slots < RC_WIDE_MIN_SLOTS)))
     return RC_PATH_WARP;
   int rounds = path == RC_PATH_WIDE ? rc_rounds(slots, d->vec) : 1;
   if (targets * (slots / rounds) > INT32_MAX) return RC_PATH_WARP; /* 32-bit thread index */
@@ -503,9 +491,7 @@ bool rc_vec_ok(const rc_view *v, int64_t first, int64_t D, int N) {
 /* Channels per access for stream sv into out: 16 bytes of the wider dtype,
  * else 8 or 4 bytes, when D, the strides and the addresses allow; else 1. */
 int rc_vec_for(const rc_stream_view *sv, const rc_view *out) {
-  size_t a = robocache_dtype_size((robocache_dtype)sv->values.dtype);
-  size_t b = robocache_dtype_size((robocache_dtype)out->dtype);
-  int widest = (int)(16 / (a > b ? a : b));
+  const int widest = rc_widest(sv, out);
   for (int N = widest; N >= 2 && N >= widest / 4; N /= 2)
     if (rc_vec_ok(&sv->values, 0, sv->D, N) && rc_vec_ok(out, sv->col, sv->D, N)) return N;
   return 1;
@@ -520,18 +506,9 @@ int rc_log2_ceil(int64_t x) {
 template <int TIME_DTYPE, bool ONE>
 robocache_status rc_launch_time(robocache_ctx *ctx, const rc_align_args &args, int grid,
                                 cudaStream_t stream, int32_t out_dtype) {
-  switch (out_dtype) {
-  case ROBOCACHE_DTYPE_F32:
-    rc_align_kernel<TIME_DTYPE, float, ONE><<<grid, RC_CUDA_BLOCK, 0, stream>>>(args);
-    break;
-  case ROBOCACHE_DTYPE_F64:
-    rc_align_kernel<TIME_DTYPE, double, ONE><<<grid, RC_CUDA_BLOCK, 0, stream>>>(args);
-    break;
-  case ROBOCACHE_DTYPE_F16:
-    rc_align_kernel<TIME_DTYPE, f16s, ONE><<<grid, RC_CUDA_BLOCK, 0, stream>>>(args);
-    break;
-  default: rc_align_kernel<TIME_DTYPE, bf16s, ONE><<<grid, RC_CUDA_BLOCK, 0, stream>>>(args); break;
-  }
+  rc_with_dtype(out_dtype, [&](auto out) {
+    rc_align_kernel<TIME_DTYPE, decltype(out), ONE><<<grid, RC_CUDA_BLOCK, 0, stream>>>(args);
+  });
   return rc_cuda_launched(ctx, "align kernel launch");
 }
 
@@ -550,10 +527,20 @@ int rc_log_targets(int64_t targets, int sms, const rc_stream_desc *d) {
   return l;
 }
 
+/* Stream k of p as a descriptor with its channels per access set. */
+rc_stream_desc rc_stream_plan(const rc_align_problem *p, int k) {
+  rc_stream_desc d = rc_cuda_stream_desc(p, k);
+  const rc_stream_view *sv = &p->streams[k];
+  d.vec = sv->opt.method == ROBOCACHE_SLERP ? 1 : rc_vec_for(sv, &p->out);
+  return d;
+}
+
 /* One launch for streams [k0, k0 + K) of p on a device of `sms`
- * multiprocessors. */
+ * multiprocessors; `one`: the planned descriptor of a one-stream call (K = 1)
+ * and its path (rc_path_plan), else NULL. */
 robocache_status rc_launch_chunk(robocache_ctx *ctx, const rc_align_problem *p,
-                                 const rc_cuda_call *c, int k0, int K, int sms) {
+                                 const rc_cuda_call *c, int k0, int K, int sms,
+                                 const rc_stream_desc *one, int path) {
   rc_align_args args = {};
   args.a = rc_cuda_target_desc(p, c);
   args.K = K;
@@ -571,8 +558,7 @@ robocache_status rc_launch_chunk(robocache_ctx *ctx, const rc_align_problem *p,
   int64_t blocks = 0, check = k0 == 0 ? p->B * p->T : 0;
   for (int j = 0; j < K; j++) {
     const rc_stream_view *sv = &p->streams[k0 + j];
-    rc_stream_desc d = rc_cuda_stream_desc(p, k0 + j);
-    d.vec = sv->opt.method == ROBOCACHE_SLERP ? 1 : rc_vec_for(sv, &p->out);
+    rc_stream_desc d = one ? *one : rc_stream_plan(p, k0 + j);
     int64_t slots = sv->opt.method == ROBOCACHE_SLERP ? sv->D / 4 : sv->D / d.vec;
     d.log_group = rc_log2_ceil(slots < 32 ? slots : 32);
     d.log_rounds = rc_log2_ceil((slots + 31) / 32);
@@ -588,7 +574,6 @@ robocache_status rc_launch_chunk(robocache_ctx *ctx, const rc_align_problem *p,
     check += p->B * sv->S;
   }
   /* the split path needs the call's scratch (rc_align_cuda asks for it) */
-  const int path = rc_path_plan(p, &p->streams[k0], K, &args.s[0]);
   const bool wide = path == RC_PATH_WIDE, split = path == RC_PATH_SPLIT && c->scratch;
   const int64_t threads = p->B * p->T * args.s[0].group;
   if (wide) blocks = (threads + RC_WIDE_BLOCK - 1) / RC_WIDE_BLOCK;
@@ -622,28 +607,27 @@ robocache_status rc_launch_chunk(robocache_ctx *ctx, const rc_align_problem *p,
   }
 }
 
-/* Scratch bytes of the split path when problem p takes it and the workspace
- * can hold them now (it cannot grow while the stream is captured: the warp
- * path then runs instead), else 0. */
-robocache_status rc_split_scratch(robocache_ctx *ctx, const rc_align_problem *p, size_t *bytes) {
-  *bytes = 0;
-  if (p->K != 1) return ROBOCACHE_OK;
-  rc_stream_desc d = rc_cuda_stream_desc(p, 0);
-  d.vec = p->streams[0].opt.method == ROBOCACHE_SLERP ? 1 : rc_vec_for(&p->streams[0], &p->out);
-  if (rc_path_plan(p, &p->streams[0], 1, &d) != RC_PATH_SPLIT) return ROBOCACHE_OK;
-  size_t want = (size_t)(p->B * p->T) * sizeof(rc_split_item);
-  int ok = 0;
-  robocache_status s = rc_cuda_workspace_can_hold(ctx, p->target_times.device_id, want, &ok);
-  if (s == ROBOCACHE_OK && ok) *bytes = want;
-  return s;
-}
-
 } // namespace
 
 extern "C" robocache_status rc_align_cuda(robocache_ctx *ctx, const rc_align_problem *p) {
   rc_cuda_call c;
+  /* a one-stream call is planned once: its path, and for the split path the
+   * scratch, when the workspace can hold it now (it cannot grow while the
+   * stream is captured: the warp path then runs instead) */
+  rc_stream_desc one = {};
+  int path = RC_PATH_WARP;
   size_t scratch = 0;
-  robocache_status s = rc_split_scratch(ctx, p, &scratch);
+  robocache_status s = ROBOCACHE_OK;
+  if (p->K == 1) {
+    one = rc_stream_plan(p, 0);
+    path = rc_path_plan(p, &p->streams[0], &one);
+  }
+  if (path == RC_PATH_SPLIT) {
+    size_t want = (size_t)(p->B * p->T) * sizeof(rc_split_item);
+    int ok = 0;
+    s = rc_cuda_workspace_can_hold(ctx, p->target_times.device_id, want, &ok);
+    if (ok) scratch = want;
+  }
   if (s == ROBOCACHE_OK) s = rc_cuda_call_begin(ctx, p, scratch, &c);
   if (s != ROBOCACHE_OK) return s;
   int sms = 0;
@@ -652,7 +636,7 @@ extern "C" robocache_status rc_align_cuda(robocache_ctx *ctx, const rc_align_pro
   if (e != cudaSuccess) s = rc_cuda_error(ctx, e, "cudaDeviceGetAttribute");
   for (int k0 = 0; k0 < p->K && s == ROBOCACHE_OK; k0 += RC_CUDA_MAX_STREAMS) {
     int K = p->K - k0 < RC_CUDA_MAX_STREAMS ? p->K - k0 : RC_CUDA_MAX_STREAMS;
-    s = rc_launch_chunk(ctx, p, &c, k0, K, sms);
+    s = rc_launch_chunk(ctx, p, &c, k0, K, sms, p->K == 1 ? &one : NULL, path);
   }
   return rc_cuda_call_end(ctx, p, &c, s);
 }
