@@ -551,6 +551,29 @@ static void test_align_many_streams(void **state) {
 /* Captured on a non-default stream, replayed: same results as the reference;
  * a row whose length is out of range is then marked invalid (NaN), not an
  * error, and nothing outside the tensors is read (compute-sanitizer). */
+/* Captures gpu_resample(ctx, d, o) on `stream` into a CUDA graph, replays it
+ * once over poisoned outputs and copies out / valid back to *gout / *gvalid
+ * (shapes of spec c). Fails the test when the captured call fails. */
+static void capture_and_replay(robocache_ctx *ctx, cudaStream_t stream, const dev_args *d,
+                               const robocache_interp_options *o, const spec *c, rct_tensor **gout,
+                               rct_tensor **gvalid) {
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  CU(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  robocache_status s = gpu_resample(ctx, d, o);
+  CU(cudaStreamEndCapture(stream, &graph));
+  if (s != ROBOCACHE_OK) fail_msg("captured resample: %s", robocache_ctx_error_message(ctx));
+  CU(cudaGraphInstantiate(&exec, graph, 0));
+  poison(d->out), poison(d->valid);
+  CU(cudaGraphLaunch(exec, stream));
+  CU(cudaStreamSynchronize(stream));
+  *gout = rct_make3(c->odt, c->B, c->T, c->D);
+  *gvalid = rct_make2(ROBOCACHE_DTYPE_U8, c->B, c->T);
+  from_dev(*gout, d->out), from_dev(*gvalid, d->valid);
+  CU(cudaGraphExecDestroy(exec));
+  CU(cudaGraphDestroy(graph));
+}
+
 /* A launch for the split path captured into a CUDA graph: first by a fresh
  * context (its workspace cannot grow during the capture: the warp path runs
  * instead), then after an eager call (the split path, its items in the
@@ -572,24 +595,11 @@ static void test_graph_capture_many_targets(void **state) {
   assert_int_equal(robocache_ctx_set_cuda_stream(ctx, stream), ROBOCACHE_OK);
   for (int warm = 0; warm < 2; warm++) {
     if (warm) assert_int_equal(gpu_resample(ctx, &d, &a.opt), ROBOCACHE_OK);
-    cudaGraph_t graph;
-    cudaGraphExec_t exec;
-    CU(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-    robocache_status s = gpu_resample(ctx, &d, &a.opt);
-    CU(cudaStreamEndCapture(stream, &graph));
-    if (s != ROBOCACHE_OK) fail_msg("captured resample: %s", robocache_ctx_error_message(ctx));
-    CU(cudaGraphInstantiate(&exec, graph, 0));
-    poison(d.out), poison(d.valid);
-    CU(cudaGraphLaunch(exec, stream));
-    CU(cudaStreamSynchronize(stream));
-    rct_tensor *gout = rct_make3(c.odt, c.B, c.T, c.D),
-               *gvalid = rct_make2(ROBOCACHE_DTYPE_U8, c.B, c.T);
-    from_dev(gout, d.out), from_dev(gvalid, d.valid);
+    rct_tensor *gout, *gvalid;
+    capture_and_replay(ctx, stream, &d, &a.opt, &c, &gout, &gvalid);
     rct_assert_bits_equal(gvalid, a.valid, warm ? "warm capture valid" : "cold capture valid");
     rct_assert_close(gout, a.out, 2e-6, rtol_of(c.odt), warm ? "warm capture" : "cold capture");
     rct_free(gout), rct_free(gvalid);
-    CU(cudaGraphExecDestroy(exec));
-    CU(cudaGraphDestroy(graph));
   }
   robocache_ctx_free(ctx);
   CU(cudaStreamDestroy(stream));
@@ -618,19 +628,8 @@ static void test_graph_capture(void **state) {
       CU(cudaMemcpy(d.lengths->t.data, a.lengths->t.data, d.lengths->nbytes,
                     cudaMemcpyHostToDevice));
     }
-    cudaGraph_t graph;
-    cudaGraphExec_t exec;
-    CU(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-    robocache_status s = gpu_resample(ctx, &d, &a.opt);
-    CU(cudaStreamEndCapture(stream, &graph));
-    if (s != ROBOCACHE_OK) fail_msg("captured resample: %s", robocache_ctx_error_message(ctx));
-    CU(cudaGraphInstantiate(&exec, graph, 0));
-    poison(d.out), poison(d.valid);
-    CU(cudaGraphLaunch(exec, stream));
-    CU(cudaStreamSynchronize(stream));
-    rct_tensor *gout = rct_make3(c.odt, c.B, c.T, c.D),
-               *gvalid = rct_make2(ROBOCACHE_DTYPE_U8, c.B, c.T);
-    from_dev(gout, d.out), from_dev(gvalid, d.valid);
+    rct_tensor *gout, *gvalid;
+    capture_and_replay(ctx, stream, &d, &a.opt, &c, &gout, &gvalid);
     if (!bad) {
       assert_int_equal(rct_resample(&a, 1, NULL, 0), ROBOCACHE_OK);
       rct_assert_bits_equal(gvalid, a.valid, "captured valid");
@@ -647,8 +646,6 @@ static void test_graph_capture(void **state) {
       }
     }
     rct_free(gout), rct_free(gvalid);
-    CU(cudaGraphExecDestroy(exec));
-    CU(cudaGraphDestroy(graph));
   }
   robocache_ctx_free(ctx);
   CU(cudaStreamDestroy(stream));
