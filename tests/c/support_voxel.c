@@ -110,15 +110,20 @@ rcv_result rcv_dense(const rct_tensor *points, const rct_tensor *offsets, rcv_gr
   return r;
 }
 
+void rcv_hard_out(const rct_tensor *points, const rct_tensor *offsets, int32_t P, int32_t M,
+                  rcv_result *r) {
+  int64_t B = rcv_clouds(offsets);
+  r->voxels = rct_make3(ROBOCACHE_DTYPE_F32, B * M, P, points->shape[1]);
+  r->coords = rct_make2(ROBOCACHE_DTYPE_I32, B * M, 4);
+  r->num_points = rct_make1(ROBOCACHE_DTYPE_I32, B * M);
+  r->num_voxels = rct_make1(ROBOCACHE_DTYPE_I32, B);
+}
+
 rcv_result rcv_hard(const rct_tensor *points, const rct_tensor *offsets, rcv_grid g, int32_t P,
                     int32_t M, rcv_run run) {
   rcv_result r = {0};
   robocache_ctx *ctx = make_ctx(run);
-  int64_t B = rcv_clouds(offsets);
-  r.voxels = rct_make3(ROBOCACHE_DTYPE_F32, B * M, P, points->shape[1]);
-  r.coords = rct_make2(ROBOCACHE_DTYPE_I32, B * M, 4);
-  r.num_points = rct_make1(ROBOCACHE_DTYPE_I32, B * M);
-  r.num_voxels = rct_make1(ROBOCACHE_DTYPE_I32, B);
+  rcv_hard_out(points, offsets, P, M, &r);
   rcv_finish(&r, ctx,
              robocache_voxelize_hard(ctx, &points->t, offsets ? &offsets->t : NULL, g.voxel_size,
                                      g.range, P, M, &r.voxels->t, &r.coords->t, &r.num_points->t,

@@ -64,6 +64,12 @@ extern const size_t rcv_num_dense_cases;
 /* A fresh (uninitialised) out [B,F,Z,Y,X] of dtype for mode, grid g and points. */
 rct_tensor *rcv_dense_out(const rct_tensor *points, const rct_tensor *offsets, rcv_grid g,
                           int32_t mode, robocache_dtype dtype);
+
+/* The host outputs of a hard voxelization of `points` (B clouds by
+ * `offsets`) with P, M, into r (voxels [B*M,P,C], coords [B*M,4],
+ * num_points [B*M], num_voxels [B]). */
+void rcv_hard_out(const rct_tensor *points, const rct_tensor *offsets, int32_t P, int32_t M,
+                  rcv_result *r);
 /* Dense voxelization into a fresh out [B,F,Z,Y,X] of dtype. */
 rcv_result rcv_dense(const rct_tensor *points, const rct_tensor *offsets, rcv_grid g, int32_t mode,
                      robocache_dtype dtype, rcv_run run);

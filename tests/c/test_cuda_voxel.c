@@ -93,11 +93,7 @@ static rcv_result gpu_hard(rct_tensor *points, rct_tensor *offsets, rcv_grid g, 
                            int32_t M, int checked) {
   rcv_result r = {0};
   robocache_ctx *ctx = new_ctx(checked);
-  int64_t B = rcv_clouds(offsets);
-  r.voxels = rct_make3(ROBOCACHE_DTYPE_F32, B * M, P, points->shape[1]);
-  r.coords = rct_make2(ROBOCACHE_DTYPE_I32, B * M, 4);
-  r.num_points = rct_make1(ROBOCACHE_DTYPE_I32, B * M);
-  r.num_voxels = rct_make1(ROBOCACHE_DTYPE_I32, B);
+  rcv_hard_out(points, offsets, P, M, &r);
   dev *p = to_dev(points), *o = to_dev(offsets), *v = to_dev(r.voxels), *c = to_dev(r.coords),
       *np = to_dev(r.num_points), *nv = to_dev(r.num_voxels);
   CU(cudaMemset(v->t.data, 0xFF, r.voxels->nbytes));
@@ -146,6 +142,18 @@ static void assert_unchecked_same(const rcv_result *c, rcv_result *u, const char
   rcv_assert_same(c, u, what);
 }
 
+/* c: the CPU run; a, b: two checked CUDA runs; u: an unchecked one. All
+ * succeed with the same outputs and CUDA repeats itself (u: stats unknown).
+ * Frees the four. */
+static void assert_runs_agree(rcv_result *c, rcv_result *a, rcv_result *b, rcv_result u,
+                              const char *label) {
+  assert_int_equal(c->status, ROBOCACHE_OK);
+  rcv_assert_same(c, a, label);
+  rcv_assert_same(a, b, label);
+  assert_unchecked_same(c, &u, label);
+  rcv_free(a), rcv_free(b), rcv_free(c), rcv_free(&u);
+}
+
 /* GPU == CPU and GPU == GPU again, for every op and dense mode / dtype;
  * dense and hard also unchecked. */
 static void check_all(rct_tensor *pts, rct_tensor *off, rcv_grid g, int32_t P, int32_t M,
@@ -164,12 +172,7 @@ static void check_all(rct_tensor *pts, rct_tensor *off, rcv_grid g, int32_t P, i
       rcv_result c = rcv_dense(pts, off, g, mode, dtype, CPU);
       rcv_result a = gpu_dense(pts, off, g, mode, dtype, 1);
       rcv_result b = gpu_dense(pts, off, g, mode, dtype, 1);
-      rcv_result u = gpu_dense(pts, off, g, mode, dtype, 0);
-      assert_int_equal(c.status, ROBOCACHE_OK);
-      rcv_assert_same(&c, &a, label);
-      rcv_assert_same(&a, &b, label);
-      assert_unchecked_same(&c, &u, label);
-      rcv_free(&a), rcv_free(&b), rcv_free(&c), rcv_free(&u);
+      assert_runs_agree(&c, &a, &b, gpu_dense(pts, off, g, mode, dtype, 0), label);
     }
   }
   if (g.range) {
@@ -177,12 +180,7 @@ static void check_all(rct_tensor *pts, rct_tensor *off, rcv_grid g, int32_t P, i
     rcv_result c = rcv_hard(pts, off, g, P, M, CPU);
     rcv_result a = gpu_hard(pts, off, g, P, M, 1);
     rcv_result b = gpu_hard(pts, off, g, P, M, 1);
-    rcv_result u = gpu_hard(pts, off, g, P, M, 0);
-    assert_int_equal(c.status, ROBOCACHE_OK);
-    rcv_assert_same(&c, &a, label);
-    rcv_assert_same(&a, &b, label);
-    assert_unchecked_same(&c, &u, label);
-    rcv_free(&a), rcv_free(&b), rcv_free(&c), rcv_free(&u);
+    assert_runs_agree(&c, &a, &b, gpu_hard(pts, off, g, P, M, 0), label);
   }
   snprintf(label, sizeof label, "%s: downsample", what);
   rcv_result c = rcv_downsample(pts, off, g, pts->shape[0], CPU);
