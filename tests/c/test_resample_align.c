@@ -19,6 +19,22 @@ static const int64_t Ss[K] = {50, 20, 10}, Ds[K] = {6, 4, 1};
 static const robocache_dtype vdts[K] = {ROBOCACHE_DTYPE_F32, ROBOCACHE_DTYPE_F64,
                                         ROBOCACHE_DTYPE_F16};
 
+/* Stream s resampled alone onto the targets (reference backend when ref,
+ * else the default one) into a fresh out [B,T,D] of odt and valid [B,T]. */
+static rct_resample_args resample_alone(const stream_data *s, rct_tensor *targets, rct_tensor *tlen,
+                                        robocache_dtype odt, int64_t D, int ref) {
+  rct_resample_args a = {.values = s->values,
+                         .times = s->times,
+                         .lengths = s->lengths,
+                         .target_times = targets,
+                         .target_lengths = tlen,
+                         .opt = s->opt};
+  a.out = rct_make3(odt, B, T, D);
+  a.valid = rct_make2(ROBOCACHE_DTYPE_U8, B, T);
+  assert_int_equal(rct_resample(&a, ref, NULL, 0), ROBOCACHE_OK);
+  return a;
+}
+
 static void make_streams(stream_data *s, rct_tensor **targets, rct_tensor **tlen) {
   rct_rng r = rct_rng_seed(31);
   static const char *names[K] = {"imu", "pose", "gripper"};
@@ -85,15 +101,7 @@ static void align_case(int ref, robocache_dtype odt) {
   int64_t col = 0;
   int any_valid = 0, any_invalid = 0;
   for (int k = 0; k < K; k++) {
-    rct_resample_args a = {.values = s[k].values,
-                           .times = s[k].times,
-                           .lengths = s[k].lengths,
-                           .target_times = targets,
-                           .target_lengths = tlen,
-                           .opt = s[k].opt};
-    a.out = rct_make3(odt, B, T, Ds[k]);
-    a.valid = rct_make2(ROBOCACHE_DTYPE_U8, B, T);
-    assert_int_equal(rct_resample(&a, ref, NULL, 0), ROBOCACHE_OK);
+    rct_resample_args a = resample_alone(&s[k], targets, tlen, odt, Ds[k], ref);
     for (int64_t i = 0; i < B * T; i++) {
       assert_int_equal(rct_get(valid, i * K + k), rct_get(a.valid, i));
       any_valid |= rct_get(a.valid, i) == 1, any_invalid |= rct_get(a.valid, i) == 0;
@@ -185,15 +193,7 @@ static void test_align_many_streams(void **state) {
   int64_t col = 0;
   for (int j = 0; j < MANY; j++) {
     int k = j % K;
-    rct_resample_args a = {.values = s[k].values,
-                           .times = s[k].times,
-                           .lengths = s[k].lengths,
-                           .target_times = targets,
-                           .target_lengths = tlen,
-                           .opt = s[k].opt};
-    a.out = rct_make3(ROBOCACHE_DTYPE_F32, B, T, Ds[k]);
-    a.valid = rct_make2(ROBOCACHE_DTYPE_U8, B, T);
-    assert_int_equal(rct_resample(&a, 0, NULL, 0), ROBOCACHE_OK);
+    rct_resample_args a = resample_alone(&s[k], targets, tlen, ROBOCACHE_DTYPE_F32, Ds[k], 0);
     for (int64_t i = 0; i < B * T; i++) {
       assert_int_equal(rct_get(valid, i * MANY + j), rct_get(a.valid, i));
       for (int64_t d = 0; d < Ds[k]; d++)
