@@ -551,6 +551,15 @@ static void test_align_many_streams(void **state) {
 /* Captured on a non-default stream, replayed: same results as the reference;
  * a row whose length is out of range is then marked invalid (NaN), not an
  * error, and nothing outside the tensors is read (compute-sanitizer). */
+/* A fresh context whose calls go to a new non-blocking *stream. */
+static robocache_ctx *ctx_on_new_stream(cudaStream_t *stream) {
+  CU(cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking));
+  robocache_ctx *ctx = NULL;
+  assert_int_equal(robocache_ctx_create(&ctx), ROBOCACHE_OK);
+  assert_int_equal(robocache_ctx_set_cuda_stream(ctx, *stream), ROBOCACHE_OK);
+  return ctx;
+}
+
 /* Captures gpu_resample(ctx, d, o) on `stream` into a CUDA graph, replays it
  * once over poisoned outputs and copies out / valid back to *gout / *gvalid
  * (shapes of spec c). Fails the test when the captured call fails. */
@@ -589,10 +598,7 @@ static void test_graph_capture_many_targets(void **state) {
   assert_int_equal(rct_resample(&a, 1, NULL, 0), ROBOCACHE_OK);
   dev_args d = to_dev_args(&a);
   cudaStream_t stream;
-  CU(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  robocache_ctx *ctx = NULL;
-  assert_int_equal(robocache_ctx_create(&ctx), ROBOCACHE_OK);
-  assert_int_equal(robocache_ctx_set_cuda_stream(ctx, stream), ROBOCACHE_OK);
+  robocache_ctx *ctx = ctx_on_new_stream(&stream);
   for (int warm = 0; warm < 2; warm++) {
     if (warm) assert_int_equal(gpu_resample(ctx, &d, &a.opt), ROBOCACHE_OK);
     rct_tensor *gout, *gvalid;
@@ -618,10 +624,7 @@ static void test_graph_capture(void **state) {
   rct_resample_args a = make_case(&c, &rng, on_sample);
   dev_args d = to_dev_args(&a);
   cudaStream_t stream;
-  CU(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  robocache_ctx *ctx = NULL;
-  assert_int_equal(robocache_ctx_create(&ctx), ROBOCACHE_OK);
-  assert_int_equal(robocache_ctx_set_cuda_stream(ctx, stream), ROBOCACHE_OK);
+  robocache_ctx *ctx = ctx_on_new_stream(&stream);
   for (int bad = 0; bad < 2; bad++) {
     if (bad) {
       rct_set_i64(a.lengths, 3, 0);
