@@ -69,6 +69,12 @@ __device__ __forceinline__ void slerp_c(const double *a, const double *b, double
 /* How the channels of one target are written (rc_item.mode). */
 enum { CH_NONE = 0, CH_CONST = 1, CH_COPY = 2, CH_LERP = 3, CH_SLERP = 4 };
 
+/* One channel of a CONST (w), COPY (a) or LERP (a + w (c - a)) target, in the
+ * compute type C. */
+template <class C, class T> __device__ __forceinline__ C rc_channel(int mode, T a, T c, C w) {
+  return mode == CH_CONST ? w : mode == CH_COPY ? to_c<C>(a) : lerp_c(to_c<C>(a), to_c<C>(c), w);
+}
+
 /* One resolved target, handed from the thread that found it to the lanes
  * that move its channels (through shared memory). Offsets in elements. */
 struct rc_item {
@@ -127,10 +133,7 @@ __device__ __forceinline__ void rc_move(const rc_stream_desc &s, const rc_item *
       rc_vec<Out, N> o;
 #pragma unroll
       for (int e = 0; e < N; e++) {
-        C x = mode[u] == CH_CONST  ? w[u]
-              : mode[u] == CH_COPY ? to_c<C>(a[u].e[e])
-                                   : lerp_c(to_c<C>(a[u].e[e]), to_c<C>(c[u].e[e]), w[u]);
-        from_c(x, o.e[e]);
+        from_c(rc_channel(mode[u], a[u].e[e], c[u].e[e], w[u]), o.e[e]);
       }
       if (N > 1)
         *(rc_vec<Out, N> *)(out + at[u]) = o;
@@ -320,10 +323,7 @@ __global__ void __launch_bounds__(RC_WIDE_BLOCK, 4)
       rc_vec<Out, N> o;
 #pragma unroll
       for (int i = 0; i < N; i++) {
-        C x = e.mode == CH_CONST  ? w
-              : e.mode == CH_COPY ? to_c<C>(a[j].e[i])
-                                  : lerp_c(to_c<C>(a[j].e[i]), to_c<C>(c[j].e[i]), w);
-        from_c(x, o.e[i]);
+        from_c(rc_channel(e.mode, a[j].e[i], c[j].e[i], w), o.e[i]);
       }
       *(rc_vec<Out, N> *)(out + e.out + (int64_t)(sub + j * G) * N) = o;
     }
@@ -392,11 +392,7 @@ __global__ void __launch_bounds__(RC_WIDE_BLOCK)
   const rc_vec<In, N> c = *(const rc_vec<In, N> *)(vals + b * s.vs_b + it.i1 * s.vs_s + ch);
   rc_vec<Out, N> y;
 #pragma unroll
-  for (int i = 0; i < N; i++)
-    from_c(it.mode == CH_CONST  ? it.w
-           : it.mode == CH_COPY ? to_c<float>(a.e[i])
-                                : lerp_c(to_c<float>(a.e[i]), to_c<float>(c.e[i]), it.w),
-           y.e[i]);
+  for (int i = 0; i < N; i++) from_c(rc_channel(it.mode, a.e[i], c.e[i], it.w), y.e[i]);
   *(rc_vec<Out, N> *)((Out *)args.out + b * args.os_b + t * args.os_t +
                       (int64_t)sub * N * args.os_d) = y;
 }
