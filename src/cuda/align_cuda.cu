@@ -282,7 +282,8 @@ __global__ void __launch_bounds__(RC_CUDA_BLOCK)
  * and pays a search per thread instead of per target, so it is used only for
  * rows of several slots and launches of at most RC_WIDE_MAX_TARGETS targets
  * (measured: beyond that the repeated searches cost more than the loads in
- * flight gain). */
+ * flight gain, also on rows of 16 threads per target: H200, B256 S4096
+ * T1024 D256 bf16 174.6 µs against 117.2 on the split path). */
 #define RC_WIDE_BLOCK 256
 #define RC_WIDE_MIN_SLOTS 4
 #define RC_WIDE_MAX_TARGETS 65536
@@ -358,6 +359,9 @@ __global__ void __launch_bounds__(RC_WIDE_BLOCK)
     rc_split_decide_kernel(const __grid_constant__ rc_align_args args, rc_split_item *items) {
   const rc_stream_desc &s = args.s[0];
   const uint32_t target = blockIdx.x * RC_WIDE_BLOCK + threadIdx.x, T = (uint32_t)args.a.T;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;");
+#endif
   if (target < (uint64_t)args.a.B * T) {
     const uint32_t b = target / T, t = target - b * T;
     const rc_target r = rc_decide_target<ROBOCACHE_DTYPE_I64, true>(args.a, s, args.k_base, b, t);
@@ -376,7 +380,9 @@ __global__ void __launch_bounds__(RC_WIDE_BLOCK)
 }
 
 /* Thread (target, slot): CONST writes w, COPY sample i0 (i1 == i0), LERP
- * a + w (c - a). */
+ * a + w (c - a). Launched as a programmatic dependent of the decide kernel
+ * on sm_90 and later (rc_launch_split_move): it may start while that one
+ * finishes, and waits for it (griddepcontrol.wait) before reading items. */
 template <class In, class Out, int N>
 __global__ void __launch_bounds__(RC_WIDE_BLOCK)
     rc_split_move_kernel(const __grid_constant__ rc_align_args args, const rc_split_item *items) {
@@ -385,6 +391,9 @@ __global__ void __launch_bounds__(RC_WIDE_BLOCK)
   const uint32_t target = id / G, sub = id - target * G, T = (uint32_t)args.a.T;
   if (target >= (uint64_t)args.a.B * T) return;
   const uint32_t b = target / T, t = target - b * T;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
   const rc_split_item it = items[target];
   const In *vals = (const In *)s.values;
   const int64_t ch = (int64_t)sub * N * s.vs_d;
@@ -397,29 +406,44 @@ __global__ void __launch_bounds__(RC_WIDE_BLOCK)
                       (int64_t)sub * N * args.os_d) = y;
 }
 
+/* The move kernel, as a programmatic dependent launch when `pdl` (sm_90+). */
 template <class In, class Out>
-void rc_launch_split_move(const rc_align_args &args, const rc_split_item *items, int grid,
-                          cudaStream_t stream) {
+cudaError_t rc_launch_split_move(const rc_align_args &args, const rc_split_item *items, int grid,
+                                 cudaStream_t stream, bool pdl) {
   constexpr int N = rc_vec_max<In, Out>();
   const int vec = args.s[0].vec;
-  if (vec == N)
-    rc_split_move_kernel<In, Out, N><<<grid, RC_WIDE_BLOCK, 0, stream>>>(args, items);
-  else if (N >= 4 && vec == N / 2)
-    rc_split_move_kernel<In, Out, (N >= 4 ? N / 2 : 1)>
-        <<<grid, RC_WIDE_BLOCK, 0, stream>>>(args, items);
-  else if (N >= 8 && vec == N / 4)
-    rc_split_move_kernel<In, Out, (N >= 8 ? N / 4 : 1)>
-        <<<grid, RC_WIDE_BLOCK, 0, stream>>>(args, items);
-  else
-    rc_split_move_kernel<In, Out, 1><<<grid, RC_WIDE_BLOCK, 0, stream>>>(args, items);
+  cudaLaunchAttribute attr = {};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(grid);
+  config.blockDim = dim3(RC_WIDE_BLOCK);
+  config.stream = stream;
+  config.attrs = &attr;
+  config.numAttrs = pdl ? 1 : 0;
+  if (vec == N) return cudaLaunchKernelEx(&config, rc_split_move_kernel<In, Out, N>, args, items);
+  if (N >= 4 && vec == N / 2)
+    return cudaLaunchKernelEx(&config, rc_split_move_kernel<In, Out, (N >= 4 ? N / 2 : 1)>, args,
+                              items);
+  if (N >= 8 && vec == N / 4)
+    return cudaLaunchKernelEx(&config, rc_split_move_kernel<In, Out, (N >= 8 ? N / 4 : 1)>, args,
+                              items);
+  return cudaLaunchKernelEx(&config, rc_split_move_kernel<In, Out, 1>, args, items);
 }
 
 /* The two kernels of the split path; decide_grid covers the targets (and the
- * data checks), move_grid the (target, slot) threads. */
+ * data checks), move_grid the (target, slot) threads. On sm_90 and later the
+ * decide kernel lets the move kernel launch at once
+ * (griddepcontrol.launch_dependents): its blocks are scheduled while the
+ * targets are resolved, which hides its launch. */
 robocache_status rc_launch_split(robocache_ctx *ctx, const rc_align_args &args, void *scratch,
                                  int decide_grid, int move_grid, cudaStream_t stream,
                                  int32_t in_dtype, int32_t out_dtype) {
   rc_split_item *items = (rc_split_item *)scratch;
+  int dev = 0, major = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+  if (e != cudaSuccess) return rc_cuda_error(ctx, e, "cudaDeviceGetAttribute");
   rc_split_decide_kernel<<<decide_grid, RC_WIDE_BLOCK, 0, stream>>>(args, items);
   robocache_status s = rc_cuda_launched(ctx, "align kernel launch (split path, targets)");
   if (s != ROBOCACHE_OK || move_grid == 0) return s;
@@ -427,10 +451,12 @@ robocache_status rc_launch_split(robocache_ctx *ctx, const rc_align_args &args, 
     rc_with_dtype(out_dtype, [&](auto out) {
       /* rc_path_plan keeps f64 off this path */
       if constexpr (sizeof(decltype(in)) < 8 && sizeof(decltype(out)) < 8)
-        rc_launch_split_move<decltype(in), decltype(out)>(args, items, move_grid, stream);
+        e = rc_launch_split_move<decltype(in), decltype(out)>(args, items, move_grid, stream,
+                                                              major >= 9);
     });
   });
-  return rc_cuda_launched(ctx, "align kernel launch (split path, channels)");
+  if (e != cudaSuccess) return rc_cuda_error(ctx, e, "align kernel launch (split path, channels)");
+  return ROBOCACHE_OK;
 }
 
 /* Channels in 16 bytes of the wider of stream sv's values and out dtypes
@@ -531,12 +557,30 @@ rc_stream_desc rc_stream_plan(const rc_align_problem *p, int k) {
   return d;
 }
 
+/* The descriptors d[0..K) of the launch of streams [k0, k0 + K) of p and its
+ * path: rc_path_plan for a call of one stream; the warp path, ONE launch for
+ * all the streams (DESIGN §1.2), for several. */
+int rc_chunk_plan(const rc_align_problem *p, int k0, int K, rc_stream_desc *d) {
+  for (int j = 0; j < K; j++) d[j] = rc_stream_plan(p, k0 + j);
+  return p->K == 1 ? rc_path_plan(p, &p->streams[0], &d[0]) : RC_PATH_WARP;
+}
+
+/* Blocks of the warp path for stream sv of p (descriptor d), whose
+ * log_group, log_rounds and log_targets it sets. */
+int64_t rc_warp_blocks(const rc_align_problem *p, const rc_stream_view *sv, rc_stream_desc *d,
+                       int sms) {
+  int64_t slots = sv->opt.method == ROBOCACHE_SLERP ? sv->D / 4 : sv->D / d->vec;
+  d->log_group = rc_log2_ceil(slots < 32 ? slots : 32);
+  d->log_rounds = rc_log2_ceil((slots + 31) / 32);
+  d->log_targets = rc_log_targets(p->B * p->T, sms, d);
+  int64_t per_block = (int64_t)(RC_CUDA_BLOCK / 32) << d->log_targets;
+  return (p->B * p->T + per_block - 1) / per_block;
+}
+
 /* One launch for streams [k0, k0 + K) of p on a device of `sms`
- * multiprocessors; `one`: the planned descriptor of a one-stream call (K = 1)
- * and its path (rc_path_plan), else NULL. */
+ * multiprocessors, on the path rc_chunk_plan chose. */
 robocache_status rc_launch_chunk(robocache_ctx *ctx, const rc_align_problem *p,
-                                 const rc_cuda_call *c, int k0, int K, int sms,
-                                 const rc_stream_desc *one, int path) {
+                                 const rc_cuda_call *c, int k0, int K, int sms) {
   rc_align_args args = {};
   args.a = rc_cuda_target_desc(p, c);
   args.K = K;
@@ -551,29 +595,24 @@ robocache_status rc_launch_chunk(robocache_ctx *ctx, const rc_align_problem *p,
     args.va_t = p->valid.strides[1];
     args.va_k = p->valid.strides[2];
   }
-  int64_t blocks = 0, check = k0 == 0 ? p->B * p->T : 0;
-  for (int j = 0; j < K; j++) {
-    const rc_stream_view *sv = &p->streams[k0 + j];
-    rc_stream_desc d = one ? *one : rc_stream_plan(p, k0 + j);
-    int64_t slots = sv->opt.method == ROBOCACHE_SLERP ? sv->D / 4 : sv->D / d.vec;
-    d.log_group = rc_log2_ceil(slots < 32 ? slots : 32);
-    d.log_rounds = rc_log2_ceil((slots + 31) / 32);
-    d.log_targets = rc_log_targets(p->B * p->T, sms, &d);
-    d.block_begin = (int32_t)blocks;
-    int64_t per_block = (int64_t)(RC_CUDA_BLOCK / 32) << d.log_targets;
-    blocks += (p->B * p->T + per_block - 1) / per_block;
-    if (blocks > INT32_MAX / 2)
-      return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT,
-                      "align: B x T = %lld targets is too many for one CUDA launch",
-                      (long long)(p->B * p->T));
-    args.s[j] = d;
-    check += p->B * sv->S;
-  }
+  const int path = rc_chunk_plan(p, k0, K, args.s);
   /* the split path needs the call's scratch (rc_align_cuda asks for it) */
   const bool wide = path == RC_PATH_WIDE, split = path == RC_PATH_SPLIT && c->scratch;
-  const int64_t threads = p->B * p->T * args.s[0].group;
-  if (wide) blocks = (threads + RC_WIDE_BLOCK - 1) / RC_WIDE_BLOCK;
-  if (split) blocks = (p->B * p->T + RC_WIDE_BLOCK - 1) / RC_WIDE_BLOCK;
+  const int64_t BT = p->B * p->T;
+  int64_t blocks = 0, check = k0 == 0 ? BT : 0;
+  for (int j = 0; j < K; j++) {
+    const rc_stream_view *sv = &p->streams[k0 + j];
+    rc_stream_desc *d = &args.s[j];
+    d->block_begin = (int32_t)blocks;
+    blocks += wide || split ? (BT * d->group + RC_WIDE_BLOCK - 1) / RC_WIDE_BLOCK
+                            : rc_warp_blocks(p, sv, d, sms);
+    if (blocks > INT32_MAX / 2)
+      return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT,
+                      "align: B x T = %lld targets is too many for one CUDA launch", (long long)BT);
+    check += p->B * sv->S;
+  }
+  const int64_t move_blocks = blocks;
+  if (split) blocks = (BT + RC_WIDE_BLOCK - 1) / RC_WIDE_BLOCK;
   if (c->record) {
     args.check_total = check;
     int64_t check_blocks = (check + RC_CUDA_BLOCK - 1) / RC_CUDA_BLOCK;
@@ -584,8 +623,7 @@ robocache_status rc_launch_chunk(robocache_ctx *ctx, const rc_align_problem *p,
     return rc_launch_wide(ctx, args, (int)blocks, c->stream, p->streams[k0].values.dtype,
                           p->out.dtype);
   if (split)
-    return rc_launch_split(ctx, args, c->scratch, (int)blocks,
-                           (int)((threads + RC_WIDE_BLOCK - 1) / RC_WIDE_BLOCK), c->stream,
+    return rc_launch_split(ctx, args, c->scratch, (int)blocks, (int)move_blocks, c->stream,
                            p->streams[k0].values.dtype, p->out.dtype);
   switch (p->time_dtype) {
   case ROBOCACHE_DTYPE_I64:
@@ -603,23 +641,23 @@ robocache_status rc_launch_chunk(robocache_ctx *ctx, const rc_align_problem *p,
   }
 }
 
+/* Scratch bytes the launches of p need: the split path's items. */
+size_t rc_scratch_bytes(const rc_align_problem *p) {
+  rc_stream_desc d;
+  if (p->K != 1 || rc_chunk_plan(p, 0, 1, &d) != RC_PATH_SPLIT) return 0;
+  return (size_t)(p->B * p->T) * sizeof(rc_split_item);
+}
+
 } // namespace
 
 extern "C" robocache_status rc_align_cuda(robocache_ctx *ctx, const rc_align_problem *p) {
+  /* the split path's scratch is taken when the workspace can hold it now (it
+   * cannot grow while the stream is captured: the warp path then runs
+   * instead) */
   rc_cuda_call c;
-  /* a one-stream call is planned once: its path, and for the split path the
-   * scratch, when the workspace can hold it now (it cannot grow while the
-   * stream is captured: the warp path then runs instead) */
-  rc_stream_desc one = {};
-  int path = RC_PATH_WARP;
-  size_t scratch = 0;
+  size_t want = rc_scratch_bytes(p), scratch = 0;
   robocache_status s = ROBOCACHE_OK;
-  if (p->K == 1) {
-    one = rc_stream_plan(p, 0);
-    path = rc_path_plan(p, &p->streams[0], &one);
-  }
-  if (path == RC_PATH_SPLIT) {
-    size_t want = (size_t)(p->B * p->T) * sizeof(rc_split_item);
+  if (want) {
     int ok = 0;
     s = rc_cuda_workspace_can_hold(ctx, p->target_times.device_id, want, &ok);
     if (ok) scratch = want;
@@ -632,7 +670,7 @@ extern "C" robocache_status rc_align_cuda(robocache_ctx *ctx, const rc_align_pro
   if (e != cudaSuccess) s = rc_cuda_error(ctx, e, "cudaDeviceGetAttribute");
   for (int k0 = 0; k0 < p->K && s == ROBOCACHE_OK; k0 += RC_CUDA_MAX_STREAMS) {
     int K = p->K - k0 < RC_CUDA_MAX_STREAMS ? p->K - k0 : RC_CUDA_MAX_STREAMS;
-    s = rc_launch_chunk(ctx, p, &c, k0, K, sms, p->K == 1 ? &one : NULL, path);
+    s = rc_launch_chunk(ctx, p, &c, k0, K, sms);
   }
   return rc_cuda_call_end(ctx, p, &c, s);
 }

@@ -29,6 +29,7 @@ rc_stream_desc rc_cuda_stream_desc(const rc_align_problem *p, int k) {
   d.D = s->D;
   d.col = s->col;
   d.opt = s->opt;
+  d.simple = rc_is_simple(&s->opt);
   d.dtype = s->values.dtype;
   return d;
 }

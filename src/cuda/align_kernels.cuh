@@ -34,6 +34,7 @@ struct rc_stream_desc {
   int32_t log_rounds;  /* log2 of the slot rounds per lane and target */
   int32_t log_targets; /* log2 of the targets of one warp (>= 5 - log_group) */
   int32_t block_begin; /* first block of this stream in the grid */
+  int32_t simple;      /* rc_is_simple(&opt): rc_decide_simple applies (int64 times) */
   int32_t group;       /* wide path: threads per target */
   int32_t rounds;      /* wide path: slots per thread */
 };
@@ -170,15 +171,68 @@ __device__ __forceinline__ int64_t rc_target_count(const rc_target_desc &a, int6
  * EXTRAP_ERROR target: NaN in every channel, valid 0. */
 #define RC_TGT_POISON 5
 
+/* rc_decide_target for the default options (rc_is_simple: linear, clamp)
+ * and int64 ns times, with the same result: the search keeps the times it
+ * loaded at lo and hi (t[lo] <= x < t[hi], as rc_search) and the bracket
+ * and decision (interp.h: BELOW / ABOVE clamp to the edge sample with valid
+ * 0, ON takes the sample, INSIDE interpolates) come from them, with no
+ * further loads; the uniform-rate guess is in float (it only picks where the
+ * probes go). */
+__device__ __forceinline__ rc_target rc_decide_simple(const rc_target_desc &a,
+                                                      const rc_stream_desc &s, int64_t b,
+                                                      int64_t t) {
+  typedef rc_row_times<ROBOCACHE_DTYPE_I64> Row;
+  int64_t nt = rc_target_count(a, b), n = rc_row_length(s, b);
+  int64_t x = rc_target_time<ROBOCACHE_DTYPE_I64>(a, b, t);
+  Row row(s, b);
+  int64_t first = row.at(0), last = row.at(n > 0 ? n - 1 : 0);
+  if (t >= nt) return rc_target_padded();
+  if (n == 0) return rc_target_none(RC_TGT_POISON, 0, RC_TERR_NONE);
+  int64_t lo = -1, hi = n, tlo = 0, thi = 0;
+  if (n > 4) {
+    if (!(first <= x)) return rc_target_sample(0, 0, 0);
+    if (last <= x) return rc_target_sample(n - 1, last == x, last == x);
+    lo = 0, hi = n - 1, tlo = first, thi = last;
+    float guess = (float)(x - first) / (float)(last - first) * (float)(n - 1);
+    int64_t g = !(guess >= 1.0f) ? 1 : guess >= (float)(n - 3) ? n - 3 : (int64_t)guess;
+    int64_t probe[4];
+#pragma unroll
+    for (int k = 0; k < 4; k++) probe[k] = row.at(g - 1 + k);
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+      int64_t i = g - 1 + k;
+      if (i <= lo || i >= hi) continue;
+      if (probe[k] <= x)
+        lo = i, tlo = probe[k];
+      else
+        hi = i, thi = probe[k];
+    }
+  }
+  while (hi - lo > 1) {
+    int64_t mid = lo + ((hi - lo) >> 1), tm = row.at(mid);
+    if (tm <= x)
+      lo = mid, tlo = tm;
+    else
+      hi = mid, thi = tm;
+  }
+  if (lo < 0) return rc_target_sample(0, 0, 0);
+  if (tlo == x) return rc_target_sample(lo, 1, 1);
+  if (lo == n - 1) return rc_target_sample(n - 1, 0, 0);
+  return rc_target_interp(lo, (double)(x - tlo) / (double)(thi - tlo), 1, 1);
+}
+
 /* What target (b, t) of stream s gets: rc_target_decide on the bracket
  * (one thread), with the local safety checks above; EXTRAP_ERROR targets are
  * recorded in a.record (min key = first in row-major [B,T,K] order).
- * SIMPLE: the stream's options are known to be those of rc_is_simple (the
- * compiler then drops the code of every other option). */
+ * Streams with the default options and int64 ns times take rc_decide_simple
+ * (SIMPLE: known at compile time, the rest of the code is left out). */
 template <int TIME_DTYPE, bool SIMPLE = false>
 __device__ __forceinline__ rc_target rc_decide_target(const rc_target_desc &a,
                                                       const rc_stream_desc &s, int k, int64_t b,
                                                       int64_t t) {
+  static_assert(!SIMPLE || TIME_DTYPE == ROBOCACHE_DTYPE_I64, "SIMPLE: int64 ns times");
+  if (TIME_DTYPE == ROBOCACHE_DTYPE_I64 && (SIMPLE || s.simple))
+    return rc_decide_simple(a, s, b, t);
   /* every load that needs only (b, t) first, so that they are in flight
    * together (the row's edges are in bounds even for a bad length) */
   typedef rc_row_times<TIME_DTYPE> Row;
@@ -189,12 +243,7 @@ __device__ __forceinline__ rc_target rc_decide_target(const rc_target_desc &a,
   if (t >= nt) return rc_target_padded();
   rc_target poison = rc_target_none(RC_TGT_POISON, 0, RC_TERR_NONE);
   if (n == 0 || !Row::finite(x)) return poison;
-  robocache_interp_options o = s.opt;
-  if (SIMPLE) {
-    o.method = ROBOCACHE_LINEAR;
-    o.extrapolate = ROBOCACHE_EXTRAP_CLAMP;
-    o.max_gap_ns = o.tolerance_ns = 0;
-  }
+  const robocache_interp_options &o = s.opt;
   rc_bracket br = row.bracket(&o, n, x, rc_search(row, n, x, first, last));
   rc_target r = rc_target_decide(&o, br);
   /* inside, the search guarantees t[i0] < x < t[i0+1]; an extrapolation pair

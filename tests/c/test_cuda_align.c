@@ -2,9 +2,10 @@
  * reference backend (src/ref) run on CPU copies of the same random inputs:
  * every method x extrapolate x values dtype x time dtype, ragged rows,
  * targets exactly on samples (bit-exact), max_gap, tolerance, time_offset,
- * strided inputs, align with K = 3 and K = 20 streams in one call, data
- * errors and EXTRAP_ERROR (same messages as the CPU path), CUDA-graph
- * capture on a non-default stream (unchecked mode), and the backward.
+ * strided inputs, align with K = 3, 4 and 20 streams in one call (mixed and
+ * default options), data errors and EXTRAP_ERROR (same messages as the CPU
+ * path), CUDA-graph capture on a non-default stream (unchecked mode), and
+ * the backward.
  *
  * Float bound (docs/cuda.md): with values in [-1, 1] and targets at most two
  * edge intervals outside a row (|w| <= 3),
@@ -319,8 +320,9 @@ static void test_resample_wide_rows(void **state) {
 
 /* Launches of more than 65,536 targets, linear + clamp, int64 ns: the warp
  * path (f32 D = 8: two full-width slots) and the split path (bf16 D = 12 in
- * half-width slots, f16 -> f32 D = 64, scalar f32 -> bf16 D = 7); then a bad
- * length, which the data check must report. */
+ * half-width slots, f16 -> f32 D = 64, scalar f32 -> bf16 D = 7, bf16 D =
+ * 256 in full-width slots); then a bad length, which the data check must
+ * report. */
 static void test_resample_many_targets(void **state) {
   (void)state;
   static const struct {
@@ -329,8 +331,9 @@ static void test_resample_many_targets(void **state) {
   } cases[] = {{ROBOCACHE_DTYPE_F32, ROBOCACHE_DTYPE_F32, 8},
                {ROBOCACHE_DTYPE_BF16, ROBOCACHE_DTYPE_BF16, 12},
                {ROBOCACHE_DTYPE_F16, ROBOCACHE_DTYPE_F32, 64},
-               {ROBOCACHE_DTYPE_F32, ROBOCACHE_DTYPE_BF16, 7}};
-  for (int n = 0; n < 4; n++) {
+               {ROBOCACHE_DTYPE_F32, ROBOCACHE_DTYPE_BF16, 7},
+               {ROBOCACHE_DTYPE_BF16, ROBOCACHE_DTYPE_BF16, 256}};
+  for (int n = 0; n < 5; n++) {
     spec c = {.method = ROBOCACHE_LINEAR, .extrapolate = ROBOCACHE_EXTRAP_CLAMP};
     c.vdt = cases[n].vdt, c.odt = cases[n].odt, c.tdt = ROBOCACHE_DTYPE_I64;
     c.B = 70, c.S = 50, c.T = 1000, c.D = cases[n].D;
@@ -468,9 +471,14 @@ static void test_errors(void **state) {
 /* ---- align ------------------------------------------------------------------------- */
 
 /* K streams of different rates, dtypes, methods and widths onto one grid, in
- * one call, out of dtype odt; compared with the reference align. */
-static void check_align(int K, robocache_dtype odt, uint64_t seed) {
-  const int64_t B = 4, T = 50;
+ * one call, out of dtype odt; compared with the reference align. With
+ * `simple_vdt` (not 0) every stream has the default options (linear, clamp;
+ * time offsets kept), values of that dtype and widths 64, 16, 24, then D0,
+ * and enough targets for the split path (taken when every stream has the
+ * same channels per access, else the warp path). */
+static void check_align(int K, robocache_dtype odt, uint64_t seed, robocache_dtype simple_vdt,
+                        int64_t D0) {
+  const int64_t B = simple_vdt ? 100 : 4, T = 50; /* default options: >= 4096 targets */
   rct_rng rng = rct_rng_seed(seed);
   robocache_stream *st = calloc((size_t)K, sizeof *st);
   rct_tensor **vals = calloc((size_t)K, sizeof *vals), **tims = calloc((size_t)K, sizeof *tims);
@@ -480,10 +488,14 @@ static void check_align(int K, robocache_dtype odt, uint64_t seed) {
   for (int k = 0; k < K; k++) {
     static const int methods[] = {ROBOCACHE_LINEAR, ROBOCACHE_NEAREST, ROBOCACHE_SLERP,
                                   ROBOCACHE_PREVIOUS, ROBOCACHE_NEXT};
-    int m = methods[k % 5];
-    int64_t D = m == ROBOCACHE_SLERP ? 4 : k % 3 == 0 ? 16 : 7;
+    static const int64_t simple_D[] = {64, 16, 24};
+    int m = simple_vdt ? ROBOCACHE_LINEAR : methods[k % 5];
+    int64_t D = simple_vdt             ? (k % 4 == 3 ? D0 : simple_D[k % 4])
+                : m == ROBOCACHE_SLERP ? 4
+                : k % 3 == 0           ? 16
+                                       : 7;
     int64_t S = 30 + 40 * (k % 3);
-    vals[k] = rct_make3(value_dtypes[k % 4], B, S, D);
+    vals[k] = rct_make3(simple_vdt ? simple_vdt : value_dtypes[k % 4], B, S, D);
     tims[k] = rct_make2(ROBOCACHE_DTYPE_I64, B, S);
     rct_fill_times(tims[k], &rng, 1000000000ll + k * 7000000ll, 33000000 / (k % 3 + 1),
                    34000000 / (k % 3 + 1));
@@ -497,7 +509,9 @@ static void check_align(int K, robocache_dtype odt, uint64_t seed) {
       }
     robocache_interp_options_init(&st[k].options);
     st[k].options.method = m;
-    st[k].options.extrapolate = k % 2 ? ROBOCACHE_EXTRAP_FILL : ROBOCACHE_EXTRAP_EXTRAPOLATE;
+    st[k].options.extrapolate = simple_vdt ? ROBOCACHE_EXTRAP_CLAMP
+                                : k % 2    ? ROBOCACHE_EXTRAP_FILL
+                                           : ROBOCACHE_EXTRAP_EXTRAPOLATE;
     st[k].options.time_offset_ns = k % 4 == 1 ? 1500000 : 0;
     st[k].name = "stream";
     st[k].values = &vals[k]->t;
@@ -537,13 +551,25 @@ static void check_align(int K, robocache_dtype odt, uint64_t seed) {
 
 static void test_align_three_streams(void **state) {
   (void)state;
-  check_align(3, ROBOCACHE_DTYPE_F32, 21);
-  check_align(3, ROBOCACHE_DTYPE_BF16, 22);
+  check_align(3, ROBOCACHE_DTYPE_F32, 21, 0, 0);
+  check_align(3, ROBOCACHE_DTYPE_BF16, 22, 0, 0);
+}
+
+/* Default options: the split path for several streams (f32 and bf16 values,
+ * f32 and bf16 out, rows of 1-16 slots), and the warp path when one stream's
+ * width (7) needs scalar accesses. */
+static void test_align_default_options(void **state) {
+  (void)state;
+  check_align(3, ROBOCACHE_DTYPE_F32, 24, ROBOCACHE_DTYPE_F32, 0);
+  check_align(3, ROBOCACHE_DTYPE_BF16, 25, ROBOCACHE_DTYPE_F32, 0);
+  check_align(4, ROBOCACHE_DTYPE_BF16, 26, ROBOCACHE_DTYPE_BF16, 8);
+  check_align(4, ROBOCACHE_DTYPE_F32, 27, ROBOCACHE_DTYPE_F32, 7);
 }
 
 static void test_align_many_streams(void **state) {
   (void)state;
-  check_align(20, ROBOCACHE_DTYPE_F32, 23); /* two launches of <= 16 streams */
+  check_align(20, ROBOCACHE_DTYPE_F32, 23, 0, 0); /* two launches of <= 16 streams */
+  check_align(20, ROBOCACHE_DTYPE_F32, 28, ROBOCACHE_DTYPE_F32, 4); /* both split */
 }
 
 /* ---- CUDA graph capture (unchecked mode) ------------------------------------------- */
@@ -713,6 +739,7 @@ int main(void) {
       cmocka_unit_test(test_resample_strided),
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_align_three_streams),
+      cmocka_unit_test(test_align_default_options),
       cmocka_unit_test(test_align_many_streams),
       cmocka_unit_test(test_graph_capture),
       cmocka_unit_test(test_graph_capture_many_targets),
