@@ -81,7 +81,8 @@ def profile(case, out_dir):
         rows = list(csv.DictReader(ln for ln in f if ln.startswith('"')))
     kernels = {}
     for row in rows:
-        name = re.split(r"[<(]", row["Kernel Name"], 1)[0].split("::")[-1]
+        name = row["Kernel Name"].replace("void ", "").replace("<unnamed>::", "")
+        name = re.split(r"[(]", name, 1)[0]
         per_id = kernels.setdefault(name, {})
         per_id.setdefault(row["ID"], {})[row["Metric Name"]] = float(
             row["Metric Value"].replace(",", ""))
