@@ -534,18 +534,20 @@ robocache_status rc_launch_time(robocache_ctx *ctx, const rc_align_args &args, i
   return rc_cuda_launched(ctx, "align kernel launch");
 }
 
-/* log2 of the targets per warp: as many as keep RC_WARPS_PER_SM warps per
- * multiprocessor busy (more targets per warp amortise the search), up to 32
- * and up to RC_MAX_ROUNDS unrolled rounds of channel slots per lane; never
- * fewer than fill a warp's lanes in the channel phase. Tuned on an H100
- * (docs/cuda.md). */
+/* log2 of the targets per warp: as many as keep `warps` warps busy (more
+ * targets per warp amortise the search), up to 32 and up to RC_MAX_ROUNDS
+ * unrolled rounds of channel slots per lane; never fewer than fill a warp's
+ * lanes in the channel phase. A launch asks for RC_WARPS_PER_SM warps per
+ * multiprocessor, shared among its streams in proportion to their slots
+ * per target (a stream of short rows gets more targets per warp). Tuned on
+ * an H100 and an H200 (docs/cuda.md). */
 #define RC_WARPS_PER_SM 16
 #define RC_LOG_MAX_ROUNDS 3
-int rc_log_targets(int64_t targets, int sms, const rc_stream_desc *d) {
+int rc_log_targets(int64_t targets, int64_t warps, const rc_stream_desc *d) {
   int log_unroll = d->vec >= 8 ? 1 : 2; /* rc_move's U */
   int cap = RC_LOG_MAX_ROUNDS + log_unroll + 5 - d->log_group - d->log_rounds;
   int l = 5 - d->log_group;
-  while (l < 5 && l < cap && targets >> (l + 1) >= (int64_t)sms * RC_WARPS_PER_SM) l++;
+  while (l < 5 && l < cap && targets >> (l + 1) >= warps) l++;
   return l;
 }
 
@@ -565,14 +567,20 @@ int rc_chunk_plan(const rc_align_problem *p, int k0, int K, rc_stream_desc *d) {
   return p->K == 1 ? rc_path_plan(p, &p->streams[0], &d[0]) : RC_PATH_WARP;
 }
 
+/* Slots per target of stream sv (descriptor d) on the warp path. */
+int64_t rc_warp_slots(const rc_stream_view *sv, const rc_stream_desc *d) {
+  return sv->opt.method == ROBOCACHE_SLERP ? sv->D / 4 : sv->D / d->vec;
+}
+
 /* Blocks of the warp path for stream sv of p (descriptor d), whose
- * log_group, log_rounds and log_targets it sets. */
+ * log_group, log_rounds and log_targets it sets; `warps`: the stream's share
+ * of the warps the launch asks for (rc_log_targets). */
 int64_t rc_warp_blocks(const rc_align_problem *p, const rc_stream_view *sv, rc_stream_desc *d,
-                       int sms) {
-  int64_t slots = sv->opt.method == ROBOCACHE_SLERP ? sv->D / 4 : sv->D / d->vec;
+                       int64_t warps) {
+  int64_t slots = rc_warp_slots(sv, d);
   d->log_group = rc_log2_ceil(slots < 32 ? slots : 32);
   d->log_rounds = rc_log2_ceil((slots + 31) / 32);
-  d->log_targets = rc_log_targets(p->B * p->T, sms, d);
+  d->log_targets = rc_log_targets(p->B * p->T, warps, d);
   int64_t per_block = (int64_t)(RC_CUDA_BLOCK / 32) << d->log_targets;
   return (p->B * p->T + per_block - 1) / per_block;
 }
@@ -599,13 +607,16 @@ robocache_status rc_launch_chunk(robocache_ctx *ctx, const rc_align_problem *p,
   /* the split path needs the call's scratch (rc_align_cuda asks for it) */
   const bool wide = path == RC_PATH_WIDE, split = path == RC_PATH_SPLIT && c->scratch;
   const int64_t BT = p->B * p->T;
-  int64_t blocks = 0, check = k0 == 0 ? BT : 0;
+  int64_t blocks = 0, check = k0 == 0 ? BT : 0, all_slots = 0;
+  for (int j = 0; j < K; j++) all_slots += rc_warp_slots(&p->streams[k0 + j], &args.s[j]);
   for (int j = 0; j < K; j++) {
     const rc_stream_view *sv = &p->streams[k0 + j];
     rc_stream_desc *d = &args.s[j];
+    const int64_t warps =
+        (int64_t)sms * RC_WARPS_PER_SM * rc_warp_slots(sv, d) / (all_slots > 0 ? all_slots : 1);
     d->block_begin = (int32_t)blocks;
     blocks += wide || split ? (BT * d->group + RC_WIDE_BLOCK - 1) / RC_WIDE_BLOCK
-                            : rc_warp_blocks(p, sv, d, sms);
+                            : rc_warp_blocks(p, sv, d, warps > 0 ? warps : 1);
     if (blocks > INT32_MAX / 2)
       return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT,
                       "align: B x T = %lld targets is too many for one CUDA launch", (long long)BT);
