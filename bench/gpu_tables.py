@@ -1,0 +1,93 @@
+"""The README's and docs' GPU tables, printed from committed result files, so
+that every number quoted there comes from bench/results/*.json.
+
+    python3 bench/gpu_tables.py [--align FILE] [--voxel FILE]
+
+Prints (markdown): the README's resample / align table, docs/cuda.md's
+measured table, the README's voxelization table and docs/voxelize.md's.
+"""
+
+import argparse
+import json
+import os
+
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+
+
+def align_tables(path):
+    d = json.load(open(path))
+    print(f"<!-- {os.path.basename(path)}: copy bandwidth {d['copy_bandwidth_GBps']:.0f} GB/s -->")
+    print("| op | shape | robocache | torch eager | torch.compile | × compile | % of floor |")
+    print("|---|---|---|---|---|---|---|")
+    for r in d["results"]:
+        short = "f32" if r.get("dtype", r.get("out_dtype")) == "float32" else "bf16"
+        if r["op"] == "resample":
+            op, shape = f"resample {short}", f"B{r['B']} S{r['S']} T{r['T']} D{r['D']}"
+        else:
+            short = "f32" if r["out_dtype"] == "float32" else "bf16"
+            op, shape = f"align, {short} out", f"B={r['B']}"
+        floor = "—" if r["op"] == "align" and r["B"] == 1 else f"{r['pct_of_floor']:.0f} %"
+        print(f"| {op} | {shape} | {r['robocache']['median_us']:.1f} | "
+              f"{r['torch_eager']['median_us']:.1f} | {r['torch_compile']['median_us']:.1f} | "
+              f"{r['speedup_vs_compile']:.2f}× | {floor} |")
+    print()
+    print("| case | ours µs | eager µs | compile µs | floor µs | % floor | x eager | x compile "
+          "| wall µs |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in d["results"]:
+        if r["op"] == "resample":
+            case = f"resample B{r['B']} S{r['S']} T{r['T']} D{r['D']} {r['dtype']}"
+        else:
+            case = f"align B{r['B']} f32 in, {r['out_dtype']} out"
+        print(f"| {case} | {r['robocache']['median_us']:.1f} | {r['torch_eager']['median_us']:.1f}"
+              f" | {r['torch_compile']['median_us']:.1f} | {r['floor_us']:.1f} | "
+              f"{r['pct_of_floor']:.0f} % | {r['speedup_vs_eager']:.1f}x | "
+              f"{r['speedup_vs_compile']:.2f}x | {r['robocache_eager_wall_us']:.0f} |")
+    print()
+
+
+VOXEL_CLOUDS = {"uniform 500K": "500K uniform", "KITTI scan": "KITTI scan (122,626)",
+                "1 voxel 500K": "500K in one voxel", "8 KITTI scans": "8 KITTI scans (980,980)"}
+VOXEL_MODES = {"count": "dense count i32, 128³", "occupancy": "dense occupancy u8, 128³",
+               "sum": "dense sum, 128³", "mean": "dense mean, 128³", "max": "dense max, 128³"}
+
+
+def voxel_tables(path):
+    d = json.load(open(path))
+    readme, docs = [], []
+    for c in d["cases"]:
+        r = c["robocache"]
+        rate = max(c["gpoints_per_s_b2b"], 0.1)
+        times = f"{r['median_us']:.1f} | {r['graph_median_us']:.1f} | {r['b2b_median_us']:.1f}"
+        if c["op"] == "dense":
+            name = f"{c['mode']}, {c['cloud']} → 128³"
+            label = VOXEL_MODES[c["mode"]]
+        else:
+            name = f"hard, SECOND-KITTI preset, {c['cloud']}"
+            label = "hard, second-kitti (P 5, M 40000)"
+        readme.append(f"| {name} | {times} ({rate:.1f} G points/s) | {c['torch']['median_us']:.1f} |")
+        docs.append(f"| {label} | {VOXEL_CLOUDS[c['cloud']]} | {times} ({rate:.1f}) | "
+                    f"{c['torch']['median_us']:.1f} | {c['speedup']:.1f} / "
+                    f"{c['speedup_graph']:.1f} / {c['speedup_b2b']:.1f} |")
+    print(f"<!-- {os.path.basename(path)} -->")
+    print("| case | robocache eager | graph | back to back | PyTorch |")
+    print("|---|---|---|---|---|")
+    print("\n".join(readme))
+    print()
+    print("| case | points | eager | graph | back to back (G points/s) | PyTorch "
+          "| speed-up eager / graph / b2b |")
+    print("|---|---|---|---|---|---|---|")
+    print("\n".join(docs))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--align", default=os.path.join(RESULTS, "gpu_align_NVIDIA_H200.json"))
+    ap.add_argument("--voxel", default=os.path.join(RESULTS, "gpu_voxel_nvidia-h200.json"))
+    a = ap.parse_args()
+    align_tables(a.align)
+    voxel_tables(a.voxel)
+
+
+if __name__ == "__main__":
+    main()
