@@ -15,6 +15,10 @@
  *     DLTensor. The device of the input tensors selects the backend.
  *   - Times: int64 tensors are nanoseconds, float tensors are seconds. Time
  *     options (offsets, gaps, tolerances) are always given in int64 ns.
+ *     int64 times (also after time_offset_ns) and time_offset_ns must lie
+ *     strictly within +-2^62 ns (about +-146 years around the epoch), so that
+ *     no difference of two times overflows: else INVALID_ARGUMENT naming the
+ *     row and index (the GPU's unchecked mode does not check).
  *   - Shapes: B batch rows, S source samples, T targets, D channels,
  *     K streams, N points, C point columns.
  */
@@ -194,7 +198,8 @@ typedef struct robocache_interp_options {
                              <= 0: no limit (default). Set with LINEAR or
                              SLERP -> INVALID_ARGUMENT. */
   int64_t time_offset_ns; /* added to the source times first (Kalibr:
-                             t_imu = t_cam + offset). Default 0. */
+                             t_imu = t_cam + offset). Default 0. Within
+                             +-2^62 ns, as the shifted times. */
   int32_t quat_order;     /* robocache_quat_order, SLERP only */
 } robocache_interp_options;
 

@@ -63,7 +63,9 @@ def resample(values, times, target_times, *, lengths=None, target_lengths=None,
       time_offset   added to times first (Kalibr: t_imu = t_cam + offset)
       quat_order    "xyzw" (scipy, ROS) or "wxyz" (Eigen, EuRoC), slerp only
     max_gap, tolerance and time_offset are in the unit of the times: ns (int)
-    for int64 times, seconds for float times.
+    for int64 times, seconds for float times. int64 times (also after
+    time_offset) and time_offset must lie within +-2^62 ns (about 146 years),
+    else ValueError naming the row and index.
 
     Returns out [B,T,D] (dtype of values, or out_dtype), or (out, valid) with
     return_valid=True; valid [B,T] bool is True where the target lies within the

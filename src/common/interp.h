@@ -33,6 +33,9 @@
  *     invalid; clamp/extrapolate -> the method's value, fill, error.
  *   - EXTRAP_ERROR: the reported target is the first offending one in the
  *     row-major order of valid [B,T,K] (row b, then target t, then stream k).
+ *   - int64 ns times (source times after time_offset_ns, target times) and
+ *     time_offset_ns lie strictly within +-RC_TIME_LIMIT_NS (checked before
+ *     any backend runs): every difference of two times then fits in int64.
  */
 #ifndef ROBOCACHE_COMMON_INTERP_H
 #define ROBOCACHE_COMMON_INTERP_H
@@ -41,6 +44,17 @@
 #include <stdint.h>
 
 #include "common/dtype.h"
+
+/* 2^62 ns, about 146 years: the bound on int64 ns times and offsets
+ * (rc_time_in_range). */
+#define RC_TIME_LIMIT_NS ((int64_t)1 << 62)
+
+/* 1 when int64 ns time t and t + off (|off| < RC_TIME_LIMIT_NS) both lie
+ * strictly within +-RC_TIME_LIMIT_NS (no overflow). */
+RC_HD int rc_time_in_range(int64_t t, int64_t off) {
+  return t > -RC_TIME_LIMIT_NS && t < RC_TIME_LIMIT_NS && t + off > -RC_TIME_LIMIT_NS &&
+         t + off < RC_TIME_LIMIT_NS;
+}
 
 /* What a target gets (rc_target.mode). */
 enum {

@@ -66,7 +66,11 @@ template <> struct rc_row_times<ROBOCACHE_DTYPE_I64> {
                                                 int64_t x, int64_t i0) const {
     return rc_bracket_at_i64(o, t, st, n, x, i0);
   }
-  static __device__ __forceinline__ bool finite(int64_t) { return true; }
+  /* a target time / sample i that the data checks accept (rc_time_in_range) */
+  static __device__ __forceinline__ bool usable(int64_t x) { return rc_time_in_range(x, 0); }
+  __device__ __forceinline__ bool usable_at(int64_t i) const {
+    return rc_time_in_range(t[i * st], off);
+  }
 };
 
 template <int TIME_DTYPE> struct rc_row_times_float {
@@ -84,7 +88,8 @@ template <int TIME_DTYPE> struct rc_row_times_float {
                                                 double x, int64_t i0) const {
     return rc_bracket_at_f64(o, TIME_DTYPE, t, st, n, x, i0);
   }
-  static __device__ __forceinline__ bool finite(double x) { return isfinite(x); }
+  static __device__ __forceinline__ bool usable(double x) { return isfinite(x); }
+  __device__ __forceinline__ bool usable_at(int64_t i) const { return usable(at(i)); }
 };
 template <> struct rc_row_times<ROBOCACHE_DTYPE_F64> : rc_row_times_float<ROBOCACHE_DTYPE_F64> {
   using rc_row_times_float<ROBOCACHE_DTYPE_F64>::rc_row_times_float;
@@ -167,7 +172,7 @@ __device__ __forceinline__ int64_t rc_target_count(const rc_target_desc &a, int6
 }
 
 /* Extra mode for a target of a row whose data is unusable (length out of
- * range, non-finite target time, decreasing extrapolation pair) or an
+ * range, non-finite or out-of-range target time, decreasing extrapolation pair) or an
  * EXTRAP_ERROR target: NaN in every channel, valid 0. */
 #define RC_TGT_POISON 5
 
@@ -242,7 +247,7 @@ __device__ __forceinline__ rc_target rc_decide_target(const rc_target_desc &a,
   typename Row::time_t first = row.at(0), last = row.at(n > 0 ? n - 1 : 0);
   if (t >= nt) return rc_target_padded();
   rc_target poison = rc_target_none(RC_TGT_POISON, 0, RC_TERR_NONE);
-  if (n == 0 || !Row::finite(x)) return poison;
+  if (n == 0 || !Row::usable(x)) return poison;
   const robocache_interp_options &o = s.opt;
   rc_bracket br = row.bracket(&o, n, x, rc_search(row, n, x, first, last));
   rc_target r = rc_target_decide(&o, br);
@@ -261,8 +266,9 @@ __device__ __forceinline__ rc_target rc_decide_target(const rc_target_desc &a,
 
 /* Data checks of DESIGN §1.1 on the device (the CPU path does them in
  * src/ops/align_check.c): lengths in 1..S, times strictly increasing and
- * finite within each valid prefix; with `targets`, also target_lengths in
- * 0..T and finite target times. Element e of the flat index space
+ * finite (int64: within +-RC_TIME_LIMIT_NS, also after time_offset_ns) within
+ * each valid prefix; with `targets`, also target_lengths in 0..T and finite
+ * (in range) target times. Element e of the flat index space
  * [streams' B*S_k ..., B*T] is checked by one thread; a failure sets
  * record->data_bad (the host then finds the first error and its message). */
 template <int TIME_DTYPE>
@@ -284,7 +290,7 @@ __device__ void rc_check_data(const rc_target_desc &a, const rc_stream_desc *str
       } else if (i < n) {
         Row row(s, b);
         typename Row::time_t ti = row.at(i);
-        bad = !Row::finite(ti) || (i > 0 && !(row.at(i - 1) < ti));
+        bad = !row.usable_at(i) || (i > 0 && row.usable_at(i - 1) && !(row.at(i - 1) < ti));
       }
     } else if (targets) {
       int64_t b = r / a.T, t = r % a.T;
@@ -292,7 +298,7 @@ __device__ void rc_check_data(const rc_target_desc &a, const rc_stream_desc *str
       if (nt < 0 || nt > a.T)
         bad = t == 0;
       else if (t < nt)
-        bad = !Row::finite(rc_target_time<TIME_DTYPE>(a, b, t));
+        bad = !Row::usable(rc_target_time<TIME_DTYPE>(a, b, t));
     }
     if (bad) a.record->data_bad = 1u; /* every writer stores the same value */
   }

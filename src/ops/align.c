@@ -1,5 +1,6 @@
 /* robocache_align / robocache_resample / robocache_resample_backward:
  * validate arguments, build an rc_align_problem, pick the backend. */
+#include "common/interp.h"
 #include "ops/align_problem.h"
 
 #include <math.h>
@@ -31,6 +32,10 @@ static robocache_status check_options(robocache_ctx *ctx, const char *who,
     return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT,
                     "%s: method slerp needs channels in groups of 4 (quaternions), got D = %lld",
                     who, (long long)D);
+  if (!rc_time_in_range(o->time_offset_ns, 0))
+    return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT,
+                    "%s: time_offset_ns = %lld is outside +-2^62 ns (about 146 years)", who,
+                    (long long)o->time_offset_ns);
   if (o->tolerance_ns > 0 && (o->method == ROBOCACHE_LINEAR || o->method == ROBOCACHE_SLERP))
     return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT,
                     "%s: tolerance applies to methods nearest, previous and next, not %s", who,

@@ -1,5 +1,6 @@
 /* Target-grid helpers: stream spans and uniform grids (int64 ns, CPU). */
 #include "common/dtype.h"
+#include "common/interp.h"
 #include "core/internal.h"
 
 #include <math.h>
@@ -75,8 +76,16 @@ robocache_status robocache_streams_span(robocache_ctx *ctx, const robocache_stre
         return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT,
                         "streams_span: stream %d lengths[%lld] = %lld outside 1..S", k,
                         (long long)b, (long long)n);
-      int64_t first = rc_load_i64(t.data, b * t.strides[0]) + off;
-      int64_t last = rc_load_i64(t.data, b * t.strides[0] + (n - 1) * t.strides[1]) + off;
+      int64_t first = rc_load_i64(t.data, b * t.strides[0]);
+      int64_t last = rc_load_i64(t.data, b * t.strides[0] + (n - 1) * t.strides[1]);
+      if (!rc_time_in_range(off, 0) || !rc_time_in_range(first, off) ||
+          !rc_time_in_range(last, off))
+        return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT,
+                        "streams_span: stream %d: time out of range in row %lld (%lld .. %lld ns, "
+                        "time_offset_ns %lld): int64 times must stay within +-2^62 ns",
+                        k, (long long)b, (long long)first, (long long)last, (long long)off);
+      first += off;
+      last += off;
       if (k == 0 || (span == ROBOCACHE_SPAN_OVERLAP ? first > start_ns[b] : first < start_ns[b]))
         start_ns[b] = first;
       if (k == 0 || (span == ROBOCACHE_SPAN_OVERLAP ? last < end_ns[b] : last > end_ns[b]))

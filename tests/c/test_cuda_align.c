@@ -414,6 +414,15 @@ static void nan_time(rct_resample_args *a) {
   rct_set_i64(a->lengths, 2, S);
   rct_set(a->times, 2 * S + 3, NAN);
 }
+static void time_out_of_range(rct_resample_args *a) {
+  int64_t S = a->times->shape[1];
+  rct_set_i64(a->lengths, 2, S);
+  rct_set_i64(a->times, 2 * S + 5, INT64_MAX);
+}
+static void target_out_of_range(rct_resample_args *a) {
+  rct_set_i64(a->target_lengths, 3, a->target_times->shape[1]);
+  rct_set_i64(a->target_times, 3 * a->target_times->shape[1] + 6, INT64_MIN);
+}
 static void nan_target(rct_resample_args *a) {
   rct_set_i64(a->target_lengths, 3, a->target_times->shape[1]);
   rct_set(a->target_times, 3 * a->target_times->shape[1] + 6, NAN);
@@ -466,6 +475,8 @@ static void test_errors(void **state) {
   check_error_case(ROBOCACHE_DTYPE_F64, ROBOCACHE_EXTRAP_CLAMP, nan_time, 341);
   check_error_case(ROBOCACHE_DTYPE_F32, ROBOCACHE_EXTRAP_CLAMP, nan_time, 342);
   check_error_case(ROBOCACHE_DTYPE_F64, ROBOCACHE_EXTRAP_CLAMP, nan_target, 343);
+  check_error_case(ROBOCACHE_DTYPE_I64, ROBOCACHE_EXTRAP_CLAMP, time_out_of_range, 344);
+  check_error_case(ROBOCACHE_DTYPE_I64, ROBOCACHE_EXTRAP_CLAMP, target_out_of_range, 345);
 }
 
 /* ---- align ------------------------------------------------------------------------- */

@@ -107,6 +107,11 @@ static void test_streams_span(void **state) {
   rct_assert_message_has(NULL, "do not overlap in time: row 0");
   assert_int_equal(robocache_streams_span(NULL, st, 2, ROBOCACHE_SPAN_UNION, start, end),
                    ROBOCACHE_OK);
+  st[1].options.time_offset_ns = (int64_t)1 << 62; /* beyond +-2^62 ns */
+  assert_int_equal(robocache_streams_span(NULL, st, 2, ROBOCACHE_SPAN_UNION, start, end),
+                   ROBOCACHE_INVALID_ARGUMENT);
+  rct_assert_message_has(NULL, "stream 1: time out of range in row 0");
+  st[1].options.time_offset_ns = 100000;
   assert_int_equal(robocache_streams_span(NULL, st, 2, 7, start, end), ROBOCACHE_INVALID_ARGUMENT);
   rct_assert_message_has(NULL, "unknown span 7");
   assert_int_equal(robocache_streams_span(NULL, st, 0, 0, start, end), ROBOCACHE_INVALID_ARGUMENT);

@@ -62,6 +62,31 @@ static void test_bad_times(void **state) {
   rct_resample_args_free(&a);
 }
 
+/* int64 ns times and offsets must stay within +-2^62 ns (so that no
+ * difference of two times overflows): times, times after time_offset_ns,
+ * the offset itself, target times. */
+static void test_time_range(void **state) {
+  (void)state;
+  const int64_t limit = (int64_t)1 << 62;
+  rct_resample_args a = base(ROBOCACHE_DTYPE_I64);
+  rct_set_i64(a.times, 1 * S + 3, INT64_MAX);
+  expect_error(&a, ROBOCACHE_INVALID_ARGUMENT, "stream 0 (values)", "time out of range",
+               "row 1, index 3", NULL);
+  rct_set_i64(a.times, 1 * S + 3, limit - 1); /* the largest accepted */
+  for (int ref = 0; ref < 2; ref++) assert_int_equal(rct_resample(&a, ref, NULL, 0), 0);
+  a.opt.time_offset_ns = 1; /* limit - 1 + 1: out of range after the offset */
+  expect_error(&a, ROBOCACHE_INVALID_ARGUMENT, "time out of range", "row 1, index 3",
+               "time_offset_ns 1", NULL);
+  rct_set_i64(a.times, 1 * S + 3, 3);
+  a.opt.time_offset_ns = -limit;
+  expect_error(&a, ROBOCACHE_INVALID_ARGUMENT, "time_offset_ns", "outside +-2^62", NULL);
+  a.opt.time_offset_ns = 0;
+  rct_set_i64(a.target_times, 1 * T + 2, INT64_MIN);
+  expect_error(&a, ROBOCACHE_INVALID_ARGUMENT, "target_times", "out of range", "row 1, index 2",
+               NULL);
+  rct_resample_args_free(&a);
+}
+
 static void test_empty_stream(void **state) {
   (void)state;
   rct_resample_args a = base(ROBOCACHE_DTYPE_I64);
@@ -255,11 +280,17 @@ static void test_align_stream_count(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_base_problem_is_valid), cmocka_unit_test(test_bad_times),
-      cmocka_unit_test(test_empty_stream),          cmocka_unit_test(test_shape_mismatches),
-      cmocka_unit_test(test_dtype_mismatches),      cmocka_unit_test(test_device_mismatch),
-      cmocka_unit_test(test_bad_options),           cmocka_unit_test(test_lengths_out_of_range),
-      cmocka_unit_test(test_null_arguments),        cmocka_unit_test(test_backward_errors),
+      cmocka_unit_test(test_base_problem_is_valid),
+      cmocka_unit_test(test_bad_times),
+      cmocka_unit_test(test_time_range),
+      cmocka_unit_test(test_empty_stream),
+      cmocka_unit_test(test_shape_mismatches),
+      cmocka_unit_test(test_dtype_mismatches),
+      cmocka_unit_test(test_device_mismatch),
+      cmocka_unit_test(test_bad_options),
+      cmocka_unit_test(test_lengths_out_of_range),
+      cmocka_unit_test(test_null_arguments),
+      cmocka_unit_test(test_backward_errors),
       cmocka_unit_test(test_align_stream_count),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

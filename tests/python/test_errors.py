@@ -38,6 +38,16 @@ def test_nan_times_are_an_error():
         robocache.resample(V, t, np.array([0.5]))
 
 
+def test_int64_times_beyond_2_62_ns_are_an_error():
+    big = np.array([0, 10, 20, 2**62], dtype=np.int64)
+    with pytest.raises(ValueError, match=r"time out of range: row 0, index 3"):
+        robocache.resample(V, big, X)
+    with pytest.raises(ValueError, match=r"time_offset_ns = -4611686018427387904 is outside"):
+        robocache.resample(V, T, X, time_offset=-2**62)
+    with pytest.raises(ValueError, match=r"target_times: out of range: row 0, index 1"):
+        robocache.resample(V, T, np.array([5, -2**63], dtype=np.int64))
+
+
 def test_extrapolate_error_names_row_and_target():
     with pytest.raises(ValueError, match=r"target out of range: row 0, index 1"):
         robocache.resample(V, T, np.array([5, 99], dtype=np.int64), extrapolate="error")
