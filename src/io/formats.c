@@ -4,6 +4,7 @@
 #include "text.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,8 @@ static int is_hdf5(const char *path) {
   return n == sizeof head && memcmp(head, sig, sizeof sig) == 0;
 }
 
+#define RC_IO_DETECT_BYTES ((size_t)1 << 16)
+
 /* Format of a loaded text file from its first header and data lines. */
 static int detect_text(rc_io_text *t, rc_io_err *err) {
   char *line;
@@ -95,11 +98,17 @@ robocache_status rc_io_detect_format(const char *path, int *format, rc_io_err *e
     *format = RC_IO_FORMAT_HDF5;
     return ROBOCACHE_OK;
   }
+  /* the first lines decide: read RC_IO_DETECT_BYTES, the whole file only
+   * when they are all blank or comments */
   rc_io_text t;
-  robocache_status s = rc_io_text_load(path, &t, err);
-  if (s != ROBOCACHE_OK) return s;
-  int f = detect_text(&t, err);
-  rc_io_text_free(&t);
+  int whole = 0, f = RC_IO_FORMAT_AUTO;
+  for (size_t max = RC_IO_DETECT_BYTES; f == RC_IO_FORMAT_AUTO; max = SIZE_MAX - 1) {
+    robocache_status s = rc_io_text_load_head(path, max, &t, &whole, err);
+    if (s != ROBOCACHE_OK) return s;
+    f = detect_text(&t, err);
+    rc_io_text_free(&t);
+    if (whole) break;
+  }
   if (f <= RC_IO_FORMAT_AUTO)
     return rc_io_fail(err, ROBOCACHE_INVALID_ARGUMENT,
                       "%s: cannot tell the format (euroc, tum, timestamps or csv) from its "

@@ -19,6 +19,11 @@ typedef struct rc_io_text {
 /* Loads path. Errors: IO_ERROR "cannot open 'path': reason" or "read error";
  * INVALID_ARGUMENT "path: contains NUL bytes (not a text file)". */
 robocache_status rc_io_text_load(const char *path, rc_io_text *t, rc_io_err *err);
+/* As rc_io_text_load for the lines within the first `max` bytes of path (a
+ * line that the limit cuts is left out); *whole = 1 when that is the whole
+ * file. */
+robocache_status rc_io_text_load_head(const char *path, size_t max, rc_io_text *t, int *whole,
+                                      rc_io_err *err);
 void rc_io_text_free(rc_io_text *t);
 
 /* The next line without its "\n" / "\r\n", or NULL at the end of the file.

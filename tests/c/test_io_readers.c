@@ -185,6 +185,43 @@ static void test_detect_real_files(void **state) {
   }
 }
 
+/* Detection reads the first 64 KiB of a file; past that only when they hold
+ * no data line: 70,000 comment bytes before TUM rows, and a comment line
+ * longer than 64 KiB (the limit cuts it) before timestamps, are still
+ * detected and read. */
+static void test_detect_past_the_first_bytes(void **state) {
+  (void)state;
+  rct_tmpdir d;
+  rct_tmpdir_create(&d);
+  const size_t pad = 70000;
+  char *text = malloc(pad + 64);
+  assert_non_null(text);
+  for (size_t i = 0; i < pad; i += 10) memcpy(text + i, "# comment\n", 10);
+  strcpy(text + pad, "1.0 1 2 3 0 0 0 1\n2.5 1 2 3 0 0 0 1\n");
+  const char *cases[2] = {"comments.txt", "long_comment.txt"};
+  for (int k = 0; k < 2; k++) {
+    if (k == 1) { /* one comment line of 70,000 characters, then timestamps */
+      memset(text, 'x', pad);
+      text[0] = '#';
+      strcpy(text + pad, "\n1000\n2000\n");
+    }
+    const char *path = rct_tmpdir_write(&d, cases[k], text);
+    int f = -1;
+    rc_io_err err = {0};
+    assert_int_equal(rc_io_detect_format(path, &f, &err), ROBOCACHE_OK);
+    assert_int_equal(f, k == 0 ? RC_IO_FORMAT_TUM : RC_IO_FORMAT_TIMESTAMPS);
+    rc_io_read_spec spec = spec_of(path, RC_IO_FORMAT_AUTO);
+    rc_io_table t;
+    robocache_status st = rc_io_read(&spec, &t, &err);
+    if (st != ROBOCACHE_OK) fail_msg("%s: %s", cases[k], err.msg);
+    assert_int_equal(t.rows, 2);
+    assert_int_equal(t.times_ns[1] - t.times_ns[0], k == 0 ? 1500000000LL : 1000LL);
+    rc_io_table_free(&t);
+  }
+  free(text);
+  rct_tmpdir_remove(&d);
+}
+
 /* Reads text (written to name) and expects status with every needle in the
  * message; the path of the file is substituted for "@" in needles. */
 static void expect_error(rct_tmpdir *d, const char *name, const char *text, int format,
@@ -316,6 +353,7 @@ int main(void) {
       cmocka_unit_test(test_tum_fr1_comments_and_lines),
       cmocka_unit_test(test_timestamp_lists),
       cmocka_unit_test(test_detect_real_files),
+      cmocka_unit_test(test_detect_past_the_first_bytes),
       cmocka_unit_test(test_malformed_inputs),
       cmocka_unit_test(test_unordered_allowed_without_check),
       cmocka_unit_test(test_generic_csv),
