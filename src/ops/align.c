@@ -66,18 +66,14 @@ static robocache_status check_same_device(robocache_ctx *ctx, const rc_view *a, 
   return ROBOCACHE_OK;
 }
 
-/* Validates one stream against target_times and fills s. `values_role` names
- * the values argument in messages. */
-static robocache_status build_stream(robocache_ctx *ctx, rc_align_problem *p, int k,
-                                     const robocache_stream *in, rc_stream_view *s, char *who,
-                                     size_t who_len) {
-  if (in->name)
-    snprintf(who, who_len, "stream %d (%s)", k, in->name);
-  else
-    snprintf(who, who_len, "stream %d", k);
+/* Validates one stream against target_times and fills s; messages name the
+ * stream as `who` ("stream 2 (imu)"), or not at all when who is NULL. */
+static robocache_status check_stream(robocache_ctx *ctx, rc_align_problem *p,
+                                     const robocache_stream *in, rc_stream_view *s,
+                                     const char *who) {
   s->name = in->name ? in->name : "";
-  char what[320];
-  snprintf(what, sizeof what, "%s values", who);
+  char what[320] = "";
+  if (who) snprintf(what, sizeof what, "%s values", who);
   RC_TRY(rc_view_from(ctx, in->values, what, &s->values));
   RC_TRY(rc_check_ndim(ctx, &s->values, what, 3));
   RC_TRY(rc_check_dim(ctx, &s->values, what, 0, p->B, "B"));
@@ -90,7 +86,7 @@ static robocache_status build_stream(robocache_ctx *ctx, rc_align_problem *p, in
   s->D = s->values.shape[2];
   if (s->S == 0)
     return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT, "%s: stream is empty (S = 0 samples)", what);
-  snprintf(what, sizeof what, "%s times", who);
+  if (who) snprintf(what, sizeof what, "%s times", who);
   RC_TRY(rc_view_from(ctx, in->times, what, &s->times));
   RC_TRY(rc_check_ndim(ctx, &s->times, what, 2));
   RC_TRY(rc_check_dim(ctx, &s->times, what, 0, p->B, "B"));
@@ -101,12 +97,27 @@ static robocache_status build_stream(robocache_ctx *ctx, rc_align_problem *p, in
                     robocache_dtype_name((robocache_dtype)s->times.dtype),
                     robocache_dtype_name((robocache_dtype)p->time_dtype));
   RC_TRY(check_same_device(ctx, &p->target_times, &s->times, what));
-  snprintf(what, sizeof what, "%s lengths", who);
+  if (who) snprintf(what, sizeof what, "%s lengths", who);
   RC_TRY(check_lengths(ctx, in->lengths, what, p->B, &s->lengths, &s->has_lengths));
   if (s->has_lengths) RC_TRY(check_same_device(ctx, &p->target_times, &s->lengths, what));
   s->opt = in->options;
-  RC_TRY(check_options(ctx, who, &s->opt, s->D));
+  RC_TRY(check_options(ctx, who ? who : "", &s->opt, s->D));
   return ROBOCACHE_OK;
+}
+
+/* check_stream for stream k: first without names (no string formatting on
+ * the path of a valid call: it was about half the cost of a tiny resample),
+ * then, when a check fails, again with them for the message (the checks
+ * only read their arguments, so the same one fails). */
+static robocache_status build_stream(robocache_ctx *ctx, rc_align_problem *p, int k,
+                                     const robocache_stream *in, rc_stream_view *s) {
+  if (check_stream(ctx, p, in, s, NULL) == ROBOCACHE_OK) return ROBOCACHE_OK;
+  char who[256];
+  if (in->name)
+    snprintf(who, sizeof who, "stream %d (%s)", k, in->name);
+  else
+    snprintf(who, sizeof who, "stream %d", k);
+  return check_stream(ctx, p, in, s, who);
 }
 
 /* Validates target_times, target_lengths and the streams; fills p (except
@@ -135,8 +146,7 @@ static robocache_status build_problem(robocache_ctx *ctx, const robocache_stream
   p->streams = streams_out;
   p->Dout = 0;
   for (int k = 0; k < num_streams; k++) {
-    char who[256];
-    RC_TRY(build_stream(ctx, p, k, &streams[k], &streams_out[k], who, sizeof who));
+    RC_TRY(build_stream(ctx, p, k, &streams[k], &streams_out[k]));
     streams_out[k].col = p->Dout;
     p->Dout += streams_out[k].D;
   }
