@@ -217,7 +217,8 @@ def resample(values, times, target_times, lengths, target_lengths, method, extra
     opts = (method, extrapolate, float(fill_value), _scalar(max_gap), _scalar(tolerance),
             _scalar(time_offset), quat_order)
     eager = _eager((values,), (times, target_times, lengths, target_lengths, out, valid))
-    if out is None and valid is None:
+    # a plain eager call that returns no mask allocates none (the out= path)
+    if out is None and valid is None and (return_valid or not eager):
         op = _resample_op_impl if eager else resample_op
         result, mask = op(values, times, target_times, lengths, target_lengths, *opts,
                           _torch_dtype(out_dtype), stream, bool(check))
