@@ -432,18 +432,15 @@ cudaError_t rc_launch_split_move(const rc_align_args &args, const rc_split_item 
 }
 
 /* The two kernels of the split path; decide_grid covers the targets (and the
- * data checks), move_grid the (target, slot) threads. On sm_90 and later the
- * decide kernel lets the move kernel launch at once
+ * data checks), move_grid the (target, slot) threads. With `pdl` (sm_90 and
+ * later) the decide kernel lets the move kernel launch at once
  * (griddepcontrol.launch_dependents): its blocks are scheduled while the
  * targets are resolved, which hides its launch. */
 robocache_status rc_launch_split(robocache_ctx *ctx, const rc_align_args &args, void *scratch,
-                                 int decide_grid, int move_grid, cudaStream_t stream,
+                                 int decide_grid, int move_grid, cudaStream_t stream, bool pdl,
                                  int32_t in_dtype, int32_t out_dtype) {
   rc_split_item *items = (rc_split_item *)scratch;
-  int dev = 0, major = 0;
-  cudaError_t e = cudaGetDevice(&dev);
-  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
-  if (e != cudaSuccess) return rc_cuda_error(ctx, e, "cudaDeviceGetAttribute");
+  cudaError_t e = cudaSuccess;
   rc_split_decide_kernel<<<decide_grid, RC_WIDE_BLOCK, 0, stream>>>(args, items);
   robocache_status s = rc_cuda_launched(ctx, "align kernel launch (split path, targets)");
   if (s != ROBOCACHE_OK || move_grid == 0) return s;
@@ -451,8 +448,7 @@ robocache_status rc_launch_split(robocache_ctx *ctx, const rc_align_args &args, 
     rc_with_dtype(out_dtype, [&](auto out) {
       /* rc_path_plan keeps f64 off this path */
       if constexpr (sizeof(decltype(in)) < 8 && sizeof(decltype(out)) < 8)
-        e = rc_launch_split_move<decltype(in), decltype(out)>(args, items, move_grid, stream,
-                                                              major >= 9);
+        e = rc_launch_split_move<decltype(in), decltype(out)>(args, items, move_grid, stream, pdl);
     });
   });
   if (e != cudaSuccess) return rc_cuda_error(ctx, e, "align kernel launch (split path, channels)");
@@ -585,10 +581,26 @@ int64_t rc_warp_blocks(const rc_align_problem *p, const rc_stream_view *sv, rc_s
   return (p->B * p->T + per_block - 1) / per_block;
 }
 
-/* One launch for streams [k0, k0 + K) of p on a device of `sms`
- * multiprocessors, on the path rc_chunk_plan chose. */
+/* What the launches need to know of the device: its multiprocessors, and
+ * whether it has programmatic dependent launch (sm_90 and later). */
+struct rc_gpu {
+  int sms;
+  bool pdl;
+};
+
+robocache_status rc_gpu_of(robocache_ctx *ctx, int device, rc_gpu *g) {
+  int major = 0;
+  RC_CUDA_TRY(ctx, cudaDeviceGetAttribute(&g->sms, cudaDevAttrMultiProcessorCount, device));
+  RC_CUDA_TRY(ctx, cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  g->pdl = major >= 9;
+  return ROBOCACHE_OK;
+}
+
+/* One launch for streams [k0, k0 + K) of p on device g, with the
+ * descriptors d[0..K) and the path rc_chunk_plan gave. */
 robocache_status rc_launch_chunk(robocache_ctx *ctx, const rc_align_problem *p,
-                                 const rc_cuda_call *c, int k0, int K, int sms) {
+                                 const rc_cuda_call *c, int k0, int K, const rc_gpu &g,
+                                 const rc_stream_desc *d, int path) {
   rc_align_args args = {};
   args.a = rc_cuda_target_desc(p, c);
   args.K = K;
@@ -603,7 +615,7 @@ robocache_status rc_launch_chunk(robocache_ctx *ctx, const rc_align_problem *p,
     args.va_t = p->valid.strides[1];
     args.va_k = p->valid.strides[2];
   }
-  const int path = rc_chunk_plan(p, k0, K, args.s);
+  for (int j = 0; j < K; j++) args.s[j] = d[j];
   /* the split path needs the call's scratch (rc_align_cuda asks for it) */
   const bool wide = path == RC_PATH_WIDE, split = path == RC_PATH_SPLIT && c->scratch;
   const int64_t BT = p->B * p->T;
@@ -611,12 +623,12 @@ robocache_status rc_launch_chunk(robocache_ctx *ctx, const rc_align_problem *p,
   for (int j = 0; j < K; j++) all_slots += rc_warp_slots(&p->streams[k0 + j], &args.s[j]);
   for (int j = 0; j < K; j++) {
     const rc_stream_view *sv = &p->streams[k0 + j];
-    rc_stream_desc *d = &args.s[j];
+    rc_stream_desc *sd = &args.s[j];
     const int64_t warps =
-        (int64_t)sms * RC_WARPS_PER_SM * rc_warp_slots(sv, d) / (all_slots > 0 ? all_slots : 1);
-    d->block_begin = (int32_t)blocks;
-    blocks += wide || split ? (BT * d->group + RC_WIDE_BLOCK - 1) / RC_WIDE_BLOCK
-                            : rc_warp_blocks(p, sv, d, warps > 0 ? warps : 1);
+        (int64_t)g.sms * RC_WARPS_PER_SM * rc_warp_slots(sv, sd) / (all_slots > 0 ? all_slots : 1);
+    sd->block_begin = (int32_t)blocks;
+    blocks += wide || split ? (BT * sd->group + RC_WIDE_BLOCK - 1) / RC_WIDE_BLOCK
+                            : rc_warp_blocks(p, sv, sd, warps > 0 ? warps : 1);
     if (blocks > INT32_MAX / 2)
       return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT,
                       "align: B x T = %lld targets is too many for one CUDA launch", (long long)BT);
@@ -634,7 +646,7 @@ robocache_status rc_launch_chunk(robocache_ctx *ctx, const rc_align_problem *p,
     return rc_launch_wide(ctx, args, (int)blocks, c->stream, p->streams[k0].values.dtype,
                           p->out.dtype);
   if (split)
-    return rc_launch_split(ctx, args, c->scratch, (int)blocks, (int)move_blocks, c->stream,
+    return rc_launch_split(ctx, args, c->scratch, (int)blocks, (int)move_blocks, c->stream, g.pdl,
                            p->streams[k0].values.dtype, p->out.dtype);
   switch (p->time_dtype) {
   case ROBOCACHE_DTYPE_I64:
@@ -652,36 +664,35 @@ robocache_status rc_launch_chunk(robocache_ctx *ctx, const rc_align_problem *p,
   }
 }
 
-/* Scratch bytes the launches of p need: the split path's items. */
-size_t rc_scratch_bytes(const rc_align_problem *p) {
-  rc_stream_desc d;
-  if (p->K != 1 || rc_chunk_plan(p, 0, 1, &d) != RC_PATH_SPLIT) return 0;
-  return (size_t)(p->B * p->T) * sizeof(rc_split_item);
-}
-
 } // namespace
 
 extern "C" robocache_status rc_align_cuda(robocache_ctx *ctx, const rc_align_problem *p) {
-  /* the split path's scratch is taken when the workspace can hold it now (it
-   * cannot grow while the stream is captured: the warp path then runs
-   * instead) */
-  rc_cuda_call c;
-  size_t want = rc_scratch_bytes(p), scratch = 0;
+  /* launches of at most RC_CUDA_MAX_STREAMS streams, each planned once; the
+   * split path (a call of one stream) takes its scratch when the workspace
+   * can hold it now (it cannot grow while the stream is captured: the warp
+   * path then runs instead) */
+  rc_stream_desc d[RC_CUDA_MAX_STREAMS];
+  int K = p->K < RC_CUDA_MAX_STREAMS ? p->K : RC_CUDA_MAX_STREAMS;
+  int path = rc_chunk_plan(p, 0, K, d);
+  size_t want = path == RC_PATH_SPLIT ? (size_t)(p->B * p->T) * sizeof(rc_split_item) : 0;
+  size_t scratch = 0;
   robocache_status s = ROBOCACHE_OK;
   if (want) {
     int ok = 0;
     s = rc_cuda_workspace_can_hold(ctx, p->target_times.device_id, want, &ok);
     if (ok) scratch = want;
   }
+  rc_cuda_call c;
   if (s == ROBOCACHE_OK) s = rc_cuda_call_begin(ctx, p, scratch, &c);
   if (s != ROBOCACHE_OK) return s;
-  int sms = 0;
-  cudaError_t e =
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p->target_times.device_id);
-  if (e != cudaSuccess) s = rc_cuda_error(ctx, e, "cudaDeviceGetAttribute");
+  rc_gpu g = {};
+  s = rc_gpu_of(ctx, p->target_times.device_id, &g);
   for (int k0 = 0; k0 < p->K && s == ROBOCACHE_OK; k0 += RC_CUDA_MAX_STREAMS) {
-    int K = p->K - k0 < RC_CUDA_MAX_STREAMS ? p->K - k0 : RC_CUDA_MAX_STREAMS;
-    s = rc_launch_chunk(ctx, p, &c, k0, K, sms);
+    if (k0 > 0) {
+      K = p->K - k0 < RC_CUDA_MAX_STREAMS ? p->K - k0 : RC_CUDA_MAX_STREAMS;
+      path = rc_chunk_plan(p, k0, K, d);
+    }
+    s = rc_launch_chunk(ctx, p, &c, k0, K, g, d, path);
   }
   return rc_cuda_call_end(ctx, p, &c, s);
 }
