@@ -107,25 +107,35 @@ rc_target_time(const rc_target_desc &a, int64_t b, int64_t t) {
   return (typename rc_row_times<TIME_DTYPE>::time_t)rc_load_time_f64(TIME_DTYPE, a.times, i);
 }
 
-/* i0 = largest i in [0,n) with time(i) <= x, or -1 (as rc_search_i64 /
- * rc_search_f64), found by one thread: the two edges (first = time(0), last
- * = time(n-1), loaded by the caller together with x), then the four samples
- * around the index that a uniform rate predicts (sensor streams are close to
- * uniform, so this usually ends the search; the four share a sector), then
- * bisection of what is left. The invariant time(lo) <= x < time(hi) (virtual
- * ends -1, n) holds whatever the data, so indices stay in [-1, n). */
+/* What rc_search found: lo = largest i in [0,n) with time(i) <= x, or -1,
+ * and the times it loaded at lo (when lo >= 0) and at lo + 1 (when lo + 1 <
+ * n), so that a caller needs no second read of them. */
+template <class T> struct rc_found {
+  int64_t lo;
+  T t_lo, t_hi;
+};
+
+/* rc_found of x (lo as rc_search_i64 / rc_search_f64), found by one thread:
+ * the two edges (first = time(0), last = time(n-1), loaded by the caller
+ * together with x), then the four samples around the index that a uniform
+ * rate predicts (sensor streams are close to uniform, so this usually ends
+ * the search; the four share a sector; the guess is in float: it only picks
+ * where the probes go), then bisection of what is left. The invariant
+ * time(lo) <= x < time(hi) (virtual ends -1, n) holds whatever the data, so
+ * indices stay in [-1, n). */
 template <class Row>
-__device__ __forceinline__ int64_t rc_search(const Row &row, int64_t n, typename Row::time_t x,
-                                             typename Row::time_t first,
-                                             typename Row::time_t last) {
+__device__ __forceinline__ rc_found<typename Row::time_t>
+rc_search(const Row &row, int64_t n, typename Row::time_t x, typename Row::time_t first,
+          typename Row::time_t last) {
   int64_t lo = -1, hi = n;
+  typename Row::time_t t_lo = first, t_hi = last;
   if (n > 4) {
-    if (!(first <= x)) return -1;
-    if (last <= x) return n - 1;
+    if (!(first <= x)) return {-1, first, first};
+    if (last <= x) return {n - 1, last, last};
     lo = 0;
     hi = n - 1;
-    double guess = (double)(x - first) / (double)(last - first) * (double)(n - 1);
-    int64_t g = !(guess >= 1.0) ? 1 : guess >= (double)(n - 3) ? n - 3 : (int64_t)guess;
+    float guess = (float)(x - first) / (float)(last - first) * (float)(n - 1);
+    int64_t g = !(guess >= 1.0f) ? 1 : guess >= (float)(n - 3) ? n - 3 : (int64_t)guess;
     typename Row::time_t probe[4];
 #pragma unroll
     for (int k = 0; k < 4; k++) probe[k] = row.at(g - 1 + k);
@@ -134,19 +144,20 @@ __device__ __forceinline__ int64_t rc_search(const Row &row, int64_t n, typename
       int64_t i = g - 1 + k;
       if (i <= lo || i >= hi) continue;
       if (probe[k] <= x)
-        lo = i;
+        lo = i, t_lo = probe[k];
       else
-        hi = i;
+        hi = i, t_hi = probe[k];
     }
   }
   while (hi - lo > 1) {
     int64_t mid = lo + ((hi - lo) >> 1);
-    if (row.at(mid) <= x)
-      lo = mid;
+    typename Row::time_t t_mid = row.at(mid);
+    if (t_mid <= x)
+      lo = mid, t_lo = t_mid;
     else
-      hi = mid;
+      hi = mid, t_hi = t_mid;
   }
-  return lo;
+  return {lo, t_lo, t_hi};
 }
 
 /* The default options (linear, clamp, no max_gap or tolerance; any time
@@ -177,12 +188,10 @@ __device__ __forceinline__ int64_t rc_target_count(const rc_target_desc &a, int6
 #define RC_TGT_POISON 5
 
 /* rc_decide_target for the default options (rc_is_simple: linear, clamp)
- * and int64 ns times, with the same result: the search keeps the times it
- * loaded at lo and hi (t[lo] <= x < t[hi], as rc_search) and the bracket
- * and decision (interp.h: BELOW / ABOVE clamp to the edge sample with valid
- * 0, ON takes the sample, INSIDE interpolates) come from them, with no
- * further loads; the uniform-rate guess is in float (it only picks where the
- * probes go). */
+ * and int64 ns times, with the same result: the bracket and decision
+ * (interp.h: BELOW / ABOVE clamp to the edge sample with valid 0, ON takes
+ * the sample, INSIDE interpolates) come from the times the search loaded,
+ * with no further reads of the row. */
 __device__ __forceinline__ rc_target rc_decide_simple(const rc_target_desc &a,
                                                       const rc_stream_desc &s, int64_t b,
                                                       int64_t t) {
@@ -193,37 +202,11 @@ __device__ __forceinline__ rc_target rc_decide_simple(const rc_target_desc &a,
   int64_t first = row.at(0), last = row.at(n > 0 ? n - 1 : 0);
   if (t >= nt) return rc_target_padded();
   if (n == 0) return rc_target_none(RC_TGT_POISON, 0, RC_TERR_NONE);
-  int64_t lo = -1, hi = n, tlo = 0, thi = 0;
-  if (n > 4) {
-    if (!(first <= x)) return rc_target_sample(0, 0, 0);
-    if (last <= x) return rc_target_sample(n - 1, last == x, last == x);
-    lo = 0, hi = n - 1, tlo = first, thi = last;
-    float guess = (float)(x - first) / (float)(last - first) * (float)(n - 1);
-    int64_t g = !(guess >= 1.0f) ? 1 : guess >= (float)(n - 3) ? n - 3 : (int64_t)guess;
-    int64_t probe[4];
-#pragma unroll
-    for (int k = 0; k < 4; k++) probe[k] = row.at(g - 1 + k);
-#pragma unroll
-    for (int k = 0; k < 4; k++) {
-      int64_t i = g - 1 + k;
-      if (i <= lo || i >= hi) continue;
-      if (probe[k] <= x)
-        lo = i, tlo = probe[k];
-      else
-        hi = i, thi = probe[k];
-    }
-  }
-  while (hi - lo > 1) {
-    int64_t mid = lo + ((hi - lo) >> 1), tm = row.at(mid);
-    if (tm <= x)
-      lo = mid, tlo = tm;
-    else
-      hi = mid, thi = tm;
-  }
-  if (lo < 0) return rc_target_sample(0, 0, 0);
-  if (tlo == x) return rc_target_sample(lo, 1, 1);
-  if (lo == n - 1) return rc_target_sample(n - 1, 0, 0);
-  return rc_target_interp(lo, (double)(x - tlo) / (double)(thi - tlo), 1, 1);
+  const rc_found<int64_t> f = rc_search(row, n, x, first, last);
+  if (f.lo < 0) return rc_target_sample(0, 0, 0);
+  if (f.t_lo == x) return rc_target_sample(f.lo, 1, 1);
+  if (f.lo == n - 1) return rc_target_sample(n - 1, 0, 0);
+  return rc_target_interp(f.lo, (double)(x - f.t_lo) / (double)(f.t_hi - f.t_lo), 1, 1);
 }
 
 /* What target (b, t) of stream s gets: rc_target_decide on the bracket
@@ -249,7 +232,7 @@ __device__ __forceinline__ rc_target rc_decide_target(const rc_target_desc &a,
   rc_target poison = rc_target_none(RC_TGT_POISON, 0, RC_TERR_NONE);
   if (n == 0 || !Row::usable(x)) return poison;
   const robocache_interp_options &o = s.opt;
-  rc_bracket br = row.bracket(&o, n, x, rc_search(row, n, x, first, last));
+  rc_bracket br = row.bracket(&o, n, x, rc_search(row, n, x, first, last).lo);
   rc_target r = rc_target_decide(&o, br);
   /* inside, the search guarantees t[i0] < x < t[i0+1]; an extrapolation pair
    * must be increasing too */
