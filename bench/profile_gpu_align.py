@@ -14,12 +14,13 @@ achieved occupancy; writes the ncu CSV logs to OUT_DIR.
 """
 
 import argparse
-import csv
 import os
 import re
 import statistics
 import subprocess
 import sys
+
+import ncu_csv
 
 METRICS = ["gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum",
            "sm__warps_active.avg.pct_of_peak_sustained_active", "launch__registers_per_thread"]
@@ -77,18 +78,10 @@ def profile(case, out_dir):
     if r.returncode != 0:
         print(f"{case}: ncu failed ({r.returncode}): {r.stderr[-2000:]}")
         return
-    with open(log) as f:
-        rows = list(csv.DictReader(ln for ln in f if ln.startswith('"')))
-    kernels = {}
-    for row in rows:
-        name = row["Kernel Name"].replace("void ", "").replace("<unnamed>::", "")
-        name = re.split(r"[(]", name, 1)[0]
-        per_id = kernels.setdefault(name, {})
-        per_id.setdefault(row["ID"], {})[row["Metric Name"]] = float(
-            row["Metric Value"].replace(",", ""))
+    kernels = ncu_csv.read(log)
     print(f"{case}:")
     for name, launches in kernels.items():
-        last = list(launches.values())[-4:]
+        last = launches[-4:]
 
         def med(metric):
             return statistics.median(x[metric] for x in last)

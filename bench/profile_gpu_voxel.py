@@ -13,9 +13,7 @@ kernels and are not in it); writes the ncu CSV logs to OUT_DIR.
 """
 
 import argparse
-import csv
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -24,6 +22,7 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ncu_csv  # noqa: E402
 from bench_gpu_voxel import (CUBE_RANGE, CUBE_SIZE, SECOND, clouds,  # noqa: E402
                              harness_cmd, run_harness)
 
@@ -40,12 +39,6 @@ def cases(uniform, scans):
             yield f"dense-{mode}-{cloud}", pts, [0, len(pts)], ["dense", code, dtype] + cube
     yield "hard-KITTI", scans[0], [0, len(scans[0])], hard
     yield "hard-8xKITTI", np.concatenate(batch), off8, hard
-
-
-def short(kernel):
-    """A kernel's name without its template arguments and parameters."""
-    name = re.split(r"[<(]", kernel, 1)[0].strip()
-    return name.split("::")[-1] or kernel[:60]
 
 
 def main():
@@ -67,24 +60,15 @@ def main():
             if r.returncode != 0:
                 print(f"{name}: ncu failed ({r.returncode}): {r.stderr[-2000:]}")
                 continue
-            with open(log) as f:
-                lines = [ln for ln in f if ln.startswith('"')]
-            times, order = {}, []
-            for row in csv.DictReader(lines):
-                if row.get("Metric Name") != "gpu__time_duration.sum":
-                    continue
-                k = short(row["Kernel Name"])
-                if k not in times:
-                    order.append(k)
-                times.setdefault(k, []).append(float(row["Metric Value"].replace(",", "")) / 1e3)
+            times = {k: [m["gpu__time_duration.sum"] / 1e3 for m in launches]
+                     for k, launches in ncu_csv.read(log, templates=False).items()}
             # most kernels run once per call
-            calls = statistics.mode(len(v) for v in times.values()) if order else 1
+            calls = statistics.mode(len(v) for v in times.values()) if times else 1
             per_call = sum(sum(v) for v in times.values()) / calls
             print(f"== {name}: eager {alone['median_us']:.1f} us, graph "
                   f"{alone['graph_median_us']:.1f} us; kernels {per_call:.1f} us per call "
                   f"({calls} calls profiled)")
-            for k in order:
-                v = times[k]
+            for k, v in times.items():
                 print(f"   {k:40s} {len(v) / calls:4.1f}/call  median {statistics.median(v):7.2f} us")
 
 
