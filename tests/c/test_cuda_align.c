@@ -107,6 +107,7 @@ typedef struct spec {
   int64_t B, S, T, D;
   int64_t offset_ns, max_gap_ns, tolerance_ns;
   int bursty; /* steps of 1 us or 20 ms: defeats the uniform-rate guess */
+  int sorted; /* int64 target times sorted in each row (as a time grid) */
 } spec;
 
 static double time_at(const rct_tensor *t, int64_t i) {
@@ -140,6 +141,21 @@ static void random_target(rct_resample_args *a, const spec *c, rct_rng *rng, int
     rct_set_i64(a->target_times, b * T + t, (int64_t)llround(x) + c->offset_ns);
   else
     rct_set(a->target_times, b * T + t, x + off);
+}
+
+/* Sorts the int64 target times of each row, with their on_sample flags. */
+static void sort_targets(rct_resample_args *a, const spec *c, unsigned char *on_sample) {
+  for (int64_t b = 0; b < c->B; b++)
+    for (int64_t t = 1; t < c->T; t++) { /* insertion sort: rows are short */
+      int64_t x = rct_get_i64(a->target_times, b * c->T + t), u = t;
+      unsigned char f = on_sample[b * c->T + t];
+      for (; u > 0 && rct_get_i64(a->target_times, b * c->T + u - 1) > x; u--) {
+        rct_set_i64(a->target_times, b * c->T + u, rct_get_i64(a->target_times, b * c->T + u - 1));
+        on_sample[b * c->T + u] = on_sample[b * c->T + u - 1];
+      }
+      rct_set_i64(a->target_times, b * c->T + u, x);
+      on_sample[b * c->T + u] = f;
+    }
 }
 
 /* Random ragged problem: lengths in 1..S (rows 0 and 1 get 1 and 2 samples),
@@ -189,6 +205,7 @@ static rct_resample_args make_case(const spec *c, rct_rng *rng, unsigned char *o
     rct_set_i64(a.target_lengths, b, b == 2 ? c->T : rct_rng_int(rng, 0, c->T));
     for (int64_t t = 0; t < c->T; t++) random_target(&a, c, rng, b, t, n, on_sample);
   }
+  if (c->sorted) sort_targets(&a, c, on_sample);
   return a;
 }
 
@@ -321,8 +338,10 @@ static void test_resample_wide_rows(void **state) {
 /* Launches of more than 65,536 targets, linear + clamp, int64 ns: the warp
  * path (f32 D = 8: two full-width slots) and the split path (bf16 D = 12 in
  * half-width slots, f16 -> f32 D = 64, scalar f32 -> bf16 D = 7, bf16 D =
- * 256 in full-width slots); then a bad length, which the data check must
- * report. */
+ * 256 in full-width slots), with random targets on short rows, then sorted
+ * targets (a time grid) on rows of 2,000-40,000 samples, also rows whose
+ * rate jumps (the uniform-rate guess misses); then a bad length, which the
+ * data check must report. */
 static void test_resample_many_targets(void **state) {
   (void)state;
   static const struct {
@@ -333,11 +352,13 @@ static void test_resample_many_targets(void **state) {
                {ROBOCACHE_DTYPE_F16, ROBOCACHE_DTYPE_F32, 64},
                {ROBOCACHE_DTYPE_F32, ROBOCACHE_DTYPE_BF16, 7},
                {ROBOCACHE_DTYPE_BF16, ROBOCACHE_DTYPE_BF16, 256}};
-  for (int n = 0; n < 5; n++) {
+  for (int n = 0; n < 15; n++) {
     spec c = {.method = ROBOCACHE_LINEAR, .extrapolate = ROBOCACHE_EXTRAP_CLAMP};
-    c.vdt = cases[n].vdt, c.odt = cases[n].odt, c.tdt = ROBOCACHE_DTYPE_I64;
-    c.B = 70, c.S = 50, c.T = 1000, c.D = cases[n].D;
+    c.vdt = cases[n % 5].vdt, c.odt = cases[n % 5].odt, c.tdt = ROBOCACHE_DTYPE_I64;
+    c.B = 70, c.S = n < 5 ? 50 : n == 8 ? 40000 : 2000 + 4000 * (n % 2), c.T = 1000;
+    c.D = cases[n % 5].D;
     c.offset_ns = n % 2 ? -2500000 : 0;
+    c.sorted = n >= 5, c.bursty = n >= 10;
     check_case(&c, 700 + (uint64_t)n);
   }
   spec c = {.method = ROBOCACHE_LINEAR, .extrapolate = ROBOCACHE_EXTRAP_CLAMP};
