@@ -21,6 +21,8 @@ struct robocache_ctx {
   void *workspace_event;  /* cudaEvent_t recorded after each call that used the
                              workspace without synchronising */
   void *workspace_stream; /* the stream of that call */
+  void *readback;         /* page-locked host buffer of the CUDA read-backs
+                             (rc_cuda_read_back), or NULL */
   char error[RC_ERROR_LEN];
 };
 

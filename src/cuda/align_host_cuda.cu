@@ -140,12 +140,13 @@ static robocache_status report_target_error(robocache_ctx *ctx, const rc_align_p
   return rc_align_target_error(ctx, &hp, k, b, t, err);
 }
 
+static_assert(sizeof(rc_cuda_check_record) <= RC_CUDA_READBACK_BYTES, "read back in one piece");
+
 robocache_status rc_cuda_call_end(robocache_ctx *ctx, const rc_align_problem *p, rc_cuda_call *c,
                                   robocache_status status) {
   if (status == ROBOCACHE_OK && c->record) {
     rc_cuda_check_record r;
-    cudaError_t e = cudaMemcpyAsync(&r, c->record, sizeof r, cudaMemcpyDeviceToHost, c->stream);
-    if (e == cudaSuccess) e = cudaStreamSynchronize(c->stream);
+    cudaError_t e = rc_cuda_read_back(ctx, &r, c->record, sizeof r, c->stream);
     if (e != cudaSuccess) {
       status = rc_cuda_error(ctx, e, "reading the CUDA check record");
     } else if (r.data_bad || r.target_key != ~0ull) {

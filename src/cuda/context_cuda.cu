@@ -2,6 +2,8 @@
  * workspace (growth and release) and CUDA error messages. */
 #include "cuda/cuda_ctx.h"
 
+#include <string.h>
+
 extern "C" int robocache_has_cuda(void) {
   int n = 0;
   cudaError_t e = cudaGetDeviceCount(&n);
@@ -88,7 +90,25 @@ static void release_workspace(robocache_ctx *c) {
 }
 
 extern "C" void rc_cuda_ctx_release(robocache_ctx *ctx) {
-  if (ctx) release_workspace(ctx);
+  if (!ctx) return;
+  release_workspace(ctx);
+  if (ctx->readback) (void)cudaFreeHost(ctx->readback);
+  (void)cudaGetLastError();
+  ctx->readback = NULL;
+}
+
+cudaError_t rc_cuda_read_back(robocache_ctx *ctx, void *dst, const void *src, size_t bytes,
+                              cudaStream_t stream) {
+  robocache_ctx *c = rc_ctx(ctx);
+  if (!c->readback && cudaMallocHost(&c->readback, RC_CUDA_READBACK_BYTES) != cudaSuccess) {
+    (void)cudaGetLastError(); /* not fatal: the pageable copy below */
+    c->readback = NULL;
+  }
+  void *to = c->readback ? c->readback : dst;
+  cudaError_t e = cudaMemcpyAsync(to, src, bytes, cudaMemcpyDeviceToHost, stream);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+  if (e == cudaSuccess && to != dst) memcpy(dst, to, bytes);
+  return e;
 }
 
 static const rc_cuda_check_record rc_record_clear = {~0ull, 0u, 0u};

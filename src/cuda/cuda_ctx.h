@@ -86,6 +86,17 @@ robocache_status rc_cuda_workspace_can_hold(robocache_ctx *ctx, int device, size
  * `stream` is being captured. */
 robocache_status rc_cuda_workspace_async(robocache_ctx *ctx, cudaStream_t stream);
 
+/* Largest read-back of a call (check record, voxelize counters). */
+#define RC_CUDA_READBACK_BYTES 256
+
+/* Copies `bytes` (<= RC_CUDA_READBACK_BYTES) of device memory at src to the
+ * host at dst once the work queued on `stream` is done, and synchronises the
+ * stream: through the context's page-locked buffer (allocated by the first
+ * read-back; a copy to pageable memory costs a few microseconds more), or
+ * straight into dst when it cannot be allocated. */
+cudaError_t rc_cuda_read_back(robocache_ctx *ctx, void *dst, const void *src, size_t bytes,
+                              cudaStream_t stream);
+
 /* Puts the check record of the workspace back to its "no error" state
  * (synchronous; used after an error was read). */
 robocache_status rc_cuda_record_reset(robocache_ctx *ctx, rc_cuda_check_record *record);

@@ -350,6 +350,8 @@ robocache_status rc_voxel_cuda_begin(robocache_ctx *ctx, const rc_voxel_problem 
   return s;
 }
 
+static_assert(sizeof(rc_voxel_counters) <= RC_CUDA_READBACK_BYTES, "read back in one piece");
+
 robocache_status rc_voxel_cuda_end(robocache_ctx *ctx, const rc_voxel_problem *p, rc_voxel_call *c,
                                    robocache_status status, int nonempty_counter) {
   robocache_voxel_stats *st = p->stats;
@@ -362,8 +364,7 @@ robocache_status rc_voxel_cuda_end(robocache_ctx *ctx, const rc_voxel_problem *p
     st->voxels_dropped_max_voxels = st->points_dropped_max_voxels = -1;
   } else if (status == ROBOCACHE_OK) {
     rc_voxel_counters h;
-    cudaError_t e = cudaMemcpyAsync(&h, c->counters, sizeof h, cudaMemcpyDeviceToHost, c->stream);
-    if (e == cudaSuccess) e = cudaStreamSynchronize(c->stream);
+    cudaError_t e = rc_cuda_read_back(ctx, &h, c->counters, sizeof h, c->stream);
     if (e != cudaSuccess) {
       status = rc_cuda_error(ctx, e, "reading the voxelize counters back");
     } else {
