@@ -34,7 +34,7 @@ struct rc_stream_desc {
   int32_t log_rounds;  /* log2 of the slot rounds per lane and target */
   int32_t log_targets; /* log2 of the targets of one warp (>= 5 - log_group) */
   int32_t block_begin; /* first block of this stream in the grid */
-  int32_t simple;      /* rc_is_simple(&opt): rc_decide_simple applies (int64 times) */
+  int32_t simple;      /* rc_is_simple(&opt): rc_decide_found applies (int64 times) */
   int32_t group;       /* wide path: threads per target */
   int32_t rounds;      /* wide path: slots per thread */
 };
@@ -187,22 +187,13 @@ __device__ __forceinline__ int64_t rc_target_count(const rc_target_desc &a, int6
  * EXTRAP_ERROR target: NaN in every channel, valid 0. */
 #define RC_TGT_POISON 5
 
-/* rc_decide_target for the default options (rc_is_simple: linear, clamp)
- * and int64 ns times, with the same result: the bracket and decision
- * (interp.h: BELOW / ABOVE clamp to the edge sample with valid 0, ON takes
- * the sample, INSIDE interpolates) come from the times the search loaded,
- * with no further reads of the row. */
-__device__ __forceinline__ rc_target rc_decide_simple(const rc_target_desc &a,
-                                                      const rc_stream_desc &s, int64_t b,
-                                                      int64_t t) {
-  typedef rc_row_times<ROBOCACHE_DTYPE_I64> Row;
-  int64_t nt = rc_target_count(a, b), n = rc_row_length(s, b);
-  int64_t x = rc_target_time<ROBOCACHE_DTYPE_I64>(a, b, t);
-  Row row(s, b);
-  int64_t first = row.at(0), last = row.at(n > 0 ? n - 1 : 0);
-  if (t >= nt) return rc_target_padded();
-  if (n == 0) return rc_target_none(RC_TGT_POISON, 0, RC_TERR_NONE);
-  const rc_found<int64_t> f = rc_search(row, n, x, first, last);
+/* The decision for the default options (rc_is_simple: linear, clamp) for
+ * int64 target time x in a row of n >= 1 samples, from what rc_search found
+ * there, with no further reads of the row: the same result as
+ * rc_target_decide (interp.h: BELOW / ABOVE clamp to the edge sample with
+ * valid 0, ON takes the sample, INSIDE interpolates). */
+__device__ __forceinline__ rc_target rc_decide_found(int64_t n, int64_t x,
+                                                     const rc_found<int64_t> &f) {
   if (f.lo < 0) return rc_target_sample(0, 0, 0);
   if (f.t_lo == x) return rc_target_sample(f.lo, 1, 1);
   if (f.lo == n - 1) return rc_target_sample(n - 1, 0, 0);
@@ -212,15 +203,13 @@ __device__ __forceinline__ rc_target rc_decide_simple(const rc_target_desc &a,
 /* What target (b, t) of stream s gets: rc_target_decide on the bracket
  * (one thread), with the local safety checks above; EXTRAP_ERROR targets are
  * recorded in a.record (min key = first in row-major [B,T,K] order).
- * Streams with the default options and int64 ns times take rc_decide_simple
+ * Streams with the default options and int64 ns times take rc_decide_found
  * (SIMPLE: known at compile time, the rest of the code is left out). */
 template <int TIME_DTYPE, bool SIMPLE = false>
 __device__ __forceinline__ rc_target rc_decide_target(const rc_target_desc &a,
                                                       const rc_stream_desc &s, int k, int64_t b,
                                                       int64_t t) {
   static_assert(!SIMPLE || TIME_DTYPE == ROBOCACHE_DTYPE_I64, "SIMPLE: int64 ns times");
-  if (TIME_DTYPE == ROBOCACHE_DTYPE_I64 && (SIMPLE || s.simple))
-    return rc_decide_simple(a, s, b, t);
   /* every load that needs only (b, t) first, so that they are in flight
    * together (the row's edges are in bounds even for a bad length) */
   typedef rc_row_times<TIME_DTYPE> Row;
@@ -230,7 +219,10 @@ __device__ __forceinline__ rc_target rc_decide_target(const rc_target_desc &a,
   typename Row::time_t first = row.at(0), last = row.at(n > 0 ? n - 1 : 0);
   if (t >= nt) return rc_target_padded();
   rc_target poison = rc_target_none(RC_TGT_POISON, 0, RC_TERR_NONE);
-  if (n == 0 || !Row::usable(x)) return poison;
+  if (n == 0) return poison;
+  if constexpr (TIME_DTYPE == ROBOCACHE_DTYPE_I64)
+    if (SIMPLE || s.simple) return rc_decide_found(n, x, rc_search(row, n, x, first, last));
+  if (!Row::usable(x)) return poison;
   const robocache_interp_options &o = s.opt;
   rc_bracket br = row.bracket(&o, n, x, rc_search(row, n, x, first, last).lo);
   rc_target r = rc_target_decide(&o, br);

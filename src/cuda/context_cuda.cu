@@ -123,11 +123,21 @@ robocache_status rc_cuda_record_reset(robocache_ctx *ctx, rc_cuda_check_record *
   return ROBOCACHE_OK;
 }
 
+/* Bytes of a workspace with scratch_bytes of scratch. */
+static size_t workspace_need(size_t scratch_bytes) {
+  return RC_CUDA_HEADER + ((scratch_bytes + 255) & ~(size_t)255);
+}
+
+/* 1 when the workspace of c lives on `device` and holds `need` bytes. */
+static int workspace_fits(const robocache_ctx *c, int device, size_t need) {
+  return c->workspace && c->workspace_device == device && c->workspace_size >= need;
+}
+
 robocache_status rc_cuda_workspace(robocache_ctx *ctx, int device, size_t scratch_bytes,
                                    rc_cuda_check_record **record, void **scratch) {
   robocache_ctx *c = rc_ctx(ctx);
-  size_t need = RC_CUDA_HEADER + ((scratch_bytes + 255) & ~(size_t)255);
-  if (!c->workspace || c->workspace_device != device || c->workspace_size < need) {
+  size_t need = workspace_need(scratch_bytes);
+  if (!workspace_fits(c, device, need)) {
     int capturing = 0;
     robocache_status s = rc_cuda_capturing(ctx, rc_cuda_stream(ctx), &capturing);
     if (s != ROBOCACHE_OK) return s;
@@ -174,11 +184,8 @@ robocache_status rc_cuda_workspace(robocache_ctx *ctx, int device, size_t scratc
 
 robocache_status rc_cuda_workspace_can_hold(robocache_ctx *ctx, int device, size_t scratch_bytes,
                                             int *ok) {
-  robocache_ctx *c = rc_ctx(ctx);
-  size_t need = RC_CUDA_HEADER + ((scratch_bytes + 255) & ~(size_t)255);
   *ok = 1;
-  if (c->workspace && c->workspace_device == device && c->workspace_size >= need)
-    return ROBOCACHE_OK;
+  if (workspace_fits(rc_ctx(ctx), device, workspace_need(scratch_bytes))) return ROBOCACHE_OK;
   int capturing = 0;
   robocache_status s = rc_cuda_capturing(ctx, rc_cuda_stream(ctx), &capturing);
   *ok = !capturing;

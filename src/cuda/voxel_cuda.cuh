@@ -155,6 +155,21 @@ struct rc_carver {
   }
 };
 
+/* Lays a call's scratch out with lay(k), k an rc_carver: once to count the
+ * bytes, then, with that much scratch taken from the context's workspace on
+ * `device`, again with k cutting it, so that the pieces lay keeps point into
+ * the scratch (the first piece at its start). */
+template <class F> robocache_status rc_voxel_scratch(robocache_ctx *ctx, int device, F &&lay) {
+  rc_carver k = {NULL, 0};
+  lay(k);
+  void *scratch = NULL;
+  robocache_status s = rc_cuda_workspace(ctx, device, k.at, NULL, &scratch);
+  if (s != ROBOCACHE_OK) return s;
+  k = {(char *)scratch, 0};
+  lay(k);
+  return ROBOCACHE_OK;
+}
+
 /* Launch configuration for n threads of RC_VOXEL_THREADS. */
 static inline unsigned int rc_voxel_blocks(int64_t n) {
   int64_t b = (n + RC_VOXEL_THREADS - 1) / RC_VOXEL_THREADS;

@@ -256,21 +256,19 @@ robocache_status dense_sum(robocache_ctx *ctx, const rc_voxel_problem *p, rc_vox
   size_t temp_bytes = 0;
   robocache_status s = rc_groups_temp_bytes(ctx, c->src.N, &temp_bytes);
   if (s != ROBOCACHE_OK) return s;
-  void *temp = NULL, *scratch = NULL;
+  void *temp = NULL;
   size_t zeroed = 0;
-  for (int pass = 0; pass < 2; pass++) { /* sizes, then pointers */
-    rc_carver k = {(char *)scratch, 0};
+  s = rc_voxel_scratch(ctx, p->points.device_id, [&](rc_carver &k) {
     c->counters = (rc_voxel_counters *)k.take(sizeof(rc_voxel_counters));
     rc_groups_carve_zeroed(&g, &k, c->src.N);
     zeroed = k.at;
     rc_groups_carve(&g, &k, c->src.N);
     temp = k.take(temp_bytes);
-    if (pass == 0) s = rc_cuda_workspace(ctx, p->points.device_id, k.at, NULL, &scratch);
-    if (s != ROBOCACHE_OK) return s;
-  }
+  });
+  if (s != ROBOCACHE_OK) return s;
   g.count = (unsigned int *)p->out.data;
   g.counters = c->counters;
-  RC_CUDA_TRY(ctx, cudaMemsetAsync(scratch, 0, zeroed, c->stream));
+  RC_CUDA_TRY(ctx, cudaMemsetAsync(c->counters, 0, zeroed, c->stream));
   if (B == 0) return ROBOCACHE_OK;
   RC_CUDA_TRY(ctx, cudaMemset2DAsync(p->out.data, (size_t)(F * G) * sizeof(float), 0,
                                      (size_t)G * sizeof(float), (size_t)B, c->stream));

@@ -240,10 +240,9 @@ robocache_status hard(robocache_ctx *ctx, const rc_voxel_problem *p, rc_voxel_ca
                                                  first.words));
   temp_bytes = temp_bytes > scan_bytes ? temp_bytes : scan_bytes; /* one after the other */
   rc_groups g = {};
-  void *temp = NULL, *scratch = NULL;
+  void *temp = NULL;
   size_t zeroed = 0;
-  for (int pass = 0; pass < 2; pass++) { /* sizes, then pointers */
-    rc_carver k = {(char *)scratch, 0};
+  s = rc_voxel_scratch(ctx, p->points.device_id, [&](rc_carver &k) {
     c->counters = (rc_voxel_counters *)k.take(sizeof(rc_voxel_counters));
     t.key = (unsigned long long *)k.take((size_t)t.cap * sizeof(unsigned long long));
     t.count = (unsigned int *)k.take((size_t)t.cap * sizeof(unsigned int));
@@ -254,12 +253,11 @@ robocache_status hard(robocache_ctx *ctx, const rc_voxel_problem *p, rc_voxel_ca
     rc_groups_carve(&g, &k, N);
     first.prefix = (unsigned int *)k.take((size_t)first.words * sizeof(unsigned int));
     temp = k.take(temp_bytes);
-    if (pass == 0) s = rc_cuda_workspace(ctx, p->points.device_id, k.at, NULL, &scratch);
-    if (s != ROBOCACHE_OK) return s;
-  }
+  });
+  if (s != ROBOCACHE_OK) return s;
   g.count = t.count;
   g.counters = c->counters;
-  RC_CUDA_TRY(ctx, cudaMemsetAsync(scratch, 0, zeroed, c->stream));
+  RC_CUDA_TRY(ctx, cudaMemsetAsync(c->counters, 0, zeroed, c->stream));
   /* one coalesced pass of zeros is faster than zeroing the free slots in the kernel */
   RC_CUDA_TRY(ctx, cudaMemsetAsync(p->voxels.data, 0,
                                    (size_t)rc_view_numel(&p->voxels) * sizeof(float), c->stream));

@@ -183,11 +183,10 @@ int bit_length(uint64_t x) {
   return n;
 }
 
-/* Workspace layout of the call; with base == NULL only computes the size. */
-size_t carve(rc_voxel_call *c, char *base) {
+/* Workspace layout of the call (rc_voxel_scratch). */
+void carve(rc_voxel_call *c, rc_carver &k) {
   rc_voxel_pipeline &pl = c->pl;
   const size_t N = (size_t)c->src.N, B = (size_t)c->src.B;
-  rc_carver k = {base, 0};
   c->counters = (rc_voxel_counters *)k.take(sizeof(rc_voxel_counters));
   if (c->src.keyer.pcl) {
     pl.keyers = (rc_voxel_keyer *)k.take(B * sizeof(rc_voxel_keyer));
@@ -203,7 +202,6 @@ size_t carve(rc_voxel_call *c, char *base) {
   pl.first = (int *)k.take((N + 1) * sizeof(int));
   pl.rank = (int *)k.take((N + 1) * sizeof(int));
   pl.temp = k.take(pl.temp_bytes);
-  return k.at;
 }
 
 /* The INVALID_ARGUMENT message of the CPU path for offsets that failed the
@@ -338,11 +336,9 @@ robocache_status rc_voxel_cuda_begin(robocache_ctx *ctx, const rc_voxel_problem 
   }
   s = pl.key_bytes == 4 ? temp_size<uint32_t>(ctx, c->src.N, &pl.temp_bytes)
                         : temp_size<unsigned long long>(ctx, c->src.N, &pl.temp_bytes);
-  void *scratch = NULL;
   if (s == ROBOCACHE_OK)
-    s = rc_cuda_workspace(ctx, p->points.device_id, carve(c, NULL), NULL, &scratch);
+    s = rc_voxel_scratch(ctx, p->points.device_id, [&](rc_carver &k) { carve(c, k); });
   if (s == ROBOCACHE_OK) {
-    carve(c, (char *)scratch);
     c->src.keyers = p->keyer.pcl ? pl.keyers : NULL;
     s = launch(ctx, p, c);
   }
