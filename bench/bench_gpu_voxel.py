@@ -21,7 +21,9 @@ Cases (DESIGN §1.3):
   dense, 128^3 grid over [-40, 40] x [-40, 40] x [-3, 1] m, points x y z
   intensity: 500K uniform points, and the real KITTI HDL-64 scan
   (data/pointclouds/kitti_raw_hdl64_0000000000.bin, 122,626 points);
-  modes count (i32), occupancy (u8), sum, mean, max (f32).
+  modes count (i32), occupancy (u8), sum, mean, max (f32); count also for a
+  batch of 8 KITTI scans (the two raw frames alternating, offsets), one
+  128^3 grid each (PyTorch: cloud * G + key, then bincount).
     PyTorch: keys (floor, range mask) then bincount / index_fill_ /
     index_add_ / index_add_ + bincount / scatter_reduce_(amax).
   dense sum with all 500K points in one voxel (the worst case of the GPU's
@@ -104,15 +106,19 @@ def grid_of(size, rng):
     return [int(round(np.float32(rng[a + 3] - rng[a]) / np.float32(size[a]))) for a in range(3)]
 
 
-def torch_dense(mode, size, rng):
+def torch_dense(mode, size, rng, batch=None):
+    """batch: cloud of each point (count only), None for one cloud."""
     grid = grid_of(size, rng)
     G = grid[0] * grid[1] * grid[2]
+    B = 1 if batch is None else int(batch.max()) + 1
 
     def fn(p):
         key, ok = keys(p, size, rng, grid)
+        if batch is not None:
+            key = batch * G + key
         k, feat = key[ok], p[ok, 3]
         if mode == "count":
-            return torch.bincount(k, minlength=G)
+            return torch.bincount(k, minlength=B * G)
         if mode == "occupancy":
             return torch.zeros(G, dtype=torch.uint8, device=p.device).index_fill_(0, k, 1)
         if mode == "max":
@@ -186,6 +192,15 @@ def one_voxel(lo, hi, n=500_000):
     return np.concatenate([xyz, rng.uniform(0, 1, (n, 1))], 1).astype(np.float32)
 
 
+def batched(parts, dev):
+    """The clouds one after another: points, offsets [B+1], cloud of each
+    point (a tensor on dev)."""
+    off = np.concatenate([[0], np.cumsum([len(q) for q in parts])])
+    batch = torch.repeat_interleave(torch.arange(len(parts), device=dev),
+                                    torch.tensor(np.diff(off), device=dev))
+    return np.concatenate(parts), off, batch
+
+
 def add_case(results, rows, what, cloud, n, rc, tt, **extra):
     """Records one case: robocache's three columns against PyTorch."""
     case = dict(extra, cloud=cloud, points=int(n), robocache=rc, torch=tt)
@@ -234,28 +249,29 @@ def main():
     rows = []
     cube = list(CUBE_SIZE) + list(CUBE_RANGE)
     with tempfile.TemporaryDirectory() as tmp:
-        dense = [("uniform 500K", uniform, MODES), ("KITTI scan", scans[0], MODES),
-                 ("1 voxel 500K", one_voxel((0.1, 0.1, -2.99), (0.5, 0.5, -2.975)), MODES[2:3])]
-        for cloud_name, pts, modes in dense:
+        kitti8 = [scans[i % 2] for i in range(8)]
+        dense = [("uniform 500K", [uniform], MODES), ("KITTI scan", [scans[0]], MODES),
+                 ("8 KITTI scans", kitti8, MODES[:1]),
+                 ("1 voxel 500K", [one_voxel((0.1, 0.1, -2.99), (0.5, 0.5, -2.975))],
+                  MODES[2:3])]
+        for cloud_name, parts, modes in dense:
+            pts, off, batch = batched(parts, dev)
             tp = torch.from_numpy(pts).to(dev)
             for mode, mcode, dtype in modes:
-                rc = run_harness(a.bin, tmp, "dense", pts, [0, pts.shape[0]],
-                                 ["dense", mcode, dtype] + cube)
-                tt = time_torch(torch_dense(mode, CUBE_SIZE, CUBE_RANGE),
-                                rotation(tp, 128 ** 3 * 4))
+                rc = run_harness(a.bin, tmp, "dense", pts, off, ["dense", mcode, dtype] + cube)
+                tt = time_torch(torch_dense(mode, CUBE_SIZE, CUBE_RANGE,
+                                            batch if len(parts) > 1 else None),
+                                rotation(tp, 128 ** 3 * 4 * len(parts)))
                 add_case(results, rows, f"dense {mode}", cloud_name, pts.shape[0], rc, tt,
-                         op="dense", mode=mode, grid=[128, 128, 128])
+                         op="dense", mode=mode, grid=[128, 128, 128], clouds=len(parts))
         hard = [("KITTI scan", [scans[0]]), ("8 KITTI scans", [scans[i % 2] for i in range(8)]),
                 ("1 voxel 500K", [one_voxel((10.01, 0.01, -2.99), (10.04, 0.04, -2.91))])]
         for label, parts in hard:
-            pts = np.concatenate(parts)
-            off = np.concatenate([[0], np.cumsum([len(q) for q in parts])])
+            pts, off, batch = batched(parts, dev)
             rc = run_harness(a.bin, tmp, "hard", pts, off,
                              ["hard", SECOND["P"], SECOND["M"]] + list(SECOND["size"])
                              + list(SECOND["range"]))
             tp = torch.from_numpy(pts).to(dev)
-            batch = torch.repeat_interleave(torch.arange(len(parts), device=dev),
-                                            torch.tensor(np.diff(off), device=dev))
             tt = time_torch(torch_hard(SECOND["size"], SECOND["range"], SECOND["P"], SECOND["M"],
                                        batch), rotation(tp, 0))
             add_case(results, rows, "hard second-kitti", label, pts.shape[0], rc, tt, op="hard",

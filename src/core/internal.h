@@ -23,6 +23,7 @@ struct robocache_ctx {
   void *workspace_stream; /* the stream of that call */
   void *readback;         /* page-locked host buffer of the CUDA read-backs
                              (rc_cuda_read_back), or NULL */
+  int readback_failed;    /* 1: allocating it failed; pageable copies */
   char error[RC_ERROR_LEN];
 };
 

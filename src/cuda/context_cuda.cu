@@ -100,9 +100,11 @@ extern "C" void rc_cuda_ctx_release(robocache_ctx *ctx) {
 cudaError_t rc_cuda_read_back(robocache_ctx *ctx, void *dst, const void *src, size_t bytes,
                               cudaStream_t stream) {
   robocache_ctx *c = rc_ctx(ctx);
-  if (!c->readback && cudaMallocHost(&c->readback, RC_CUDA_READBACK_BYTES) != cudaSuccess) {
-    (void)cudaGetLastError(); /* not fatal: the pageable copy below */
+  if (!c->readback && !c->readback_failed &&
+      cudaMallocHost(&c->readback, RC_CUDA_READBACK_BYTES) != cudaSuccess) {
+    (void)cudaGetLastError(); /* not fatal: pageable copies from now on, no retry per call */
     c->readback = NULL;
+    c->readback_failed = 1;
   }
   void *to = c->readback ? c->readback : dst;
   cudaError_t e = cudaMemcpyAsync(to, src, bytes, cudaMemcpyDeviceToHost, stream);

@@ -6,8 +6,8 @@
  *   1. (the op's kernel, one thread per point) the point's bucket, and its
  *      provisional rank there: the old value of an atomicAdd on the bucket's
  *      count (an order that depends on the scheduling);
- *   2. rc_groups_alloc (the op's kernel, one thread per RC_GROUP_ITEMS
- *      buckets): each non-empty bucket gets the segment [start, start + n)
+ *   2. rc_groups_alloc (the op's kernel, one thread per ITEMS buckets, at
+ *      most 16): each non-empty bucket gets the segment [start, start + n)
  *      of `list` (a block-wide scan and one atomicAdd per block), its count
  *      becomes its start (or'ed with the op's flag), and its descriptor goes
  *      to the small list (n <=
@@ -34,8 +34,6 @@
 
 #define RC_GROUP_SMALL 16   /* at most this many points: one thread */
 #define RC_GROUP_BLOCK 4096 /* at most this many: one block, shared memory */
-#define RC_GROUP_ITEMS 16   /* buckets per thread in rc_groups_alloc */
-#define RC_GROUP_TILE (RC_VOXEL_THREADS * RC_GROUP_ITEMS)
 
 /* A non-empty bucket: its points are list[start .. start + n). 16-byte
  * aligned: one vector store or load. */
@@ -75,19 +73,20 @@ robocache_status rc_groups_sort_giants(robocache_ctx *ctx, cudaStream_t stream, 
 
 /* Step 2 for the buckets bucket[k] holding n[k] points (0: skipped); the
  * bucket's count becomes start | flag. Every thread of the block calls it
- * once. */
+ * once. ITEMS <= 16. */
+template <int ITEMS>
 __device__ __forceinline__ void rc_groups_alloc(const rc_groups &g,
-                                                const long long (&bucket)[RC_GROUP_ITEMS],
-                                                const unsigned int (&n)[RC_GROUP_ITEMS],
-                                                unsigned int flag) {
+                                                const long long (&bucket)[ITEMS],
+                                                const unsigned int (&n)[ITEMS], unsigned int flag) {
+  static_assert(ITEMS <= 16, "a tile holds at most 4096 buckets");
   /* one scan of (points | small segments << 32 | big segments << 45): a tile
    * holds at most 4096 < 2^13 segments of each kind */
   typedef cub::BlockScan<unsigned long long, RC_VOXEL_THREADS> scan;
   __shared__ typename scan::TempStorage ts;
   __shared__ unsigned int base[3];
-  unsigned long long v[RC_GROUP_ITEMS], pre[RC_GROUP_ITEMS], total;
+  unsigned long long v[ITEMS], pre[ITEMS], total;
 #pragma unroll
-  for (int k = 0; k < RC_GROUP_ITEMS; k++)
+  for (int k = 0; k < ITEMS; k++)
     v[k] = n[k] == 0
                ? 0ull
                : (unsigned long long)n[k] | (n[k] <= RC_GROUP_SMALL ? 1ull << 32 : 1ull << 45);
@@ -102,7 +101,7 @@ __device__ __forceinline__ void rc_groups_alloc(const rc_groups &g,
   }
   __syncthreads();
 #pragma unroll
-  for (int k = 0; k < RC_GROUP_ITEMS; k++) {
+  for (int k = 0; k < ITEMS; k++) {
     if (n[k] == 0) continue;
     const unsigned int start = base[0] + (unsigned int)pre[k];
     const rc_group_seg e = {bucket[k], start, n[k]};

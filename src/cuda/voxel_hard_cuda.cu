@@ -98,13 +98,18 @@ __global__ void insert_kernel(rc_voxel_src s, rc_groups g, hash_table t, int che
   if (checked) rc_voxel_count_dropped(s, g.counters, nonfinite, range);
 }
 
-/* Step 2 over RC_GROUP_TILE slots per block. */
+/* Slots per thread of the slots kernel: 4 against 16 measured on an H200,
+ * KITTI scan 41.9 -> 35.7 us, 8 scans 160.6 -> 146.9 (in a CUDA graph). */
+#define SLOT_ITEMS 4
+#define SLOT_TILE (RC_VOXEL_THREADS * SLOT_ITEMS)
+
+/* Step 2 over SLOT_TILE slots per block. */
 __global__ void slots_kernel(rc_groups g, hash_table t, first_bits first) {
-  const unsigned int u0 = blockIdx.x * RC_GROUP_TILE + threadIdx.x;
-  long long bucket[RC_GROUP_ITEMS];
-  unsigned int n[RC_GROUP_ITEMS];
+  const unsigned int u0 = blockIdx.x * SLOT_TILE + threadIdx.x;
+  long long bucket[SLOT_ITEMS];
+  unsigned int n[SLOT_ITEMS];
 #pragma unroll
-  for (int k = 0; k < RC_GROUP_ITEMS; k++) {
+  for (int k = 0; k < SLOT_ITEMS; k++) {
     const unsigned int u = u0 + k * RC_VOXEL_THREADS;
     bucket[k] = u;
     n[k] = u < t.cap ? t.count[u] : 0u;
@@ -264,8 +269,8 @@ robocache_status hard(robocache_ctx *ctx, const rc_voxel_problem *p, rc_voxel_ca
   insert_kernel<<<rc_voxel_blocks(N), RC_VOXEL_THREADS, 0, c->stream>>>(c->src, g, t, c->checked);
   s = rc_voxel_launched(ctx, "voxelize_hard insert kernel");
   if (s != ROBOCACHE_OK) return s;
-  slots_kernel<<<(t.cap + RC_GROUP_TILE - 1) / RC_GROUP_TILE, RC_VOXEL_THREADS, 0, c->stream>>>(
-      g, t, first);
+  slots_kernel<<<(t.cap + SLOT_TILE - 1) / SLOT_TILE, RC_VOXEL_THREADS, 0, c->stream>>>(g, t,
+                                                                                        first);
   s = rc_voxel_launched(ctx, "voxelize_hard slots kernel");
   if (s != ROBOCACHE_OK) return s;
   size_t bytes = temp_bytes;

@@ -429,6 +429,59 @@ static void test_big_voxels(void **state) {
   rct_free(single);
 }
 
+/* The cell of row i of a sized_voxels cloud on its 0.5 m grid over BOX, or
+ * -1 (dropped points). */
+static int64_t sized_cell(const rct_tensor *t, int64_t i, int64_t C) {
+  int64_t ijk[3];
+  for (int a = 0; a < 3; a++) {
+    const double x = rct_get(t, i * C + a);
+    if (!(x > BOX[a] && x < BOX[a + 3])) return -1;
+    ijk[a] = (int64_t)floor((x - BOX[a]) / 0.5);
+  }
+  return ijk[0] + 20 * ijk[1] + 400 * ijk[2];
+}
+
+/* Big voxels (one block each, cub-sorted past 4096 points) with finite
+ * features of two kinds: multiples of 2^-8 below 100, whose sums the GPU adds
+ * in parallel (exact in f64, so any order gives the chain's bits), and small
+ * integers with about 2 % of them replaced by 2^60, -2^60, 2^60, ... in input
+ * order in each voxel (an even number of them): the input-order f64 chain
+ * loses the integers added between a 2^60 and the next -2^60, a parallel sum
+ * would keep some (other bits), so the GPU must fall back on the chain. Both
+ * kinds in one cloud (F = 2, either column first), SUM and MEAN bitwise the
+ * CPU's. */
+static void test_parallel_and_chain_sums(void **state) {
+  (void)state;
+  enum { CELLS = 3200 };
+  rct_rng r = rct_rng_seed(2060);
+  const rcv_grid g = {{0.5f, 0.5f, 0.5f}, BOX};
+  const int64_t sizes[8] = {17, 100, 1000, 4095, 4096, 4097, 6000, 3};
+  for (int order = 0; order < 2; order++) {
+    rct_tensor *pts = sized_voxels(&r, sizes, 8, 5);
+    const int64_t n = pts->shape[0], chain = order ? 3 : 4, exact = order ? 4 : 3;
+    int64_t last_big[CELLS], bigs[CELLS] = {0};
+    for (int64_t i = 0; i < n; i++) {
+      const int64_t cell = sized_cell(pts, i, 5);
+      double x = (double)rct_rng_int(&r, 1, 8);
+      if (cell >= 0 && rct_rng_int(&r, 0, 49) == 0) {
+        x = bigs[cell] % 2 ? -0x1p60 : 0x1p60;
+        bigs[cell]++, last_big[cell] = i;
+      }
+      rct_set(pts, i * 5 + chain, x);
+      rct_set(pts, i * 5 + exact, (double)rct_rng_int(&r, -25600, 25600) / 256.0);
+    }
+    for (int64_t cell = 0; cell < CELLS; cell++)
+      if (bigs[cell] % 2) rct_set(pts, last_big[cell] * 5 + chain, 1.0);
+    for (int32_t mode = ROBOCACHE_VOXEL_SUM; mode <= ROBOCACHE_VOXEL_MEAN; mode++) {
+      rcv_result c = rcv_dense(pts, NULL, g, mode, ROBOCACHE_DTYPE_F32, CPU);
+      rcv_result a = gpu_dense(pts, NULL, g, mode, ROBOCACHE_DTYPE_F32, 1);
+      rcv_assert_same(&c, &a, order ? "chain sums first" : "exact sums first");
+      rcv_free(&a), rcv_free(&c);
+    }
+    rct_free(pts);
+  }
+}
+
 /* 260 voxels of 4100 points: more giant voxels than one cub call sorts
  * (dense SUM and hard voxelization use the grouping; the other paths are
  * covered above). */
@@ -498,10 +551,11 @@ int main(int argc, char **argv) {
     return 77;
   }
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_kitti_presets),     cmocka_unit_test(test_batch_of_scans),
-      cmocka_unit_test(test_pcl_downsample),    cmocka_unit_test(test_random_clouds),
-      cmocka_unit_test(test_special_values),    cmocka_unit_test(test_big_voxels),
-      cmocka_unit_test(test_many_giant_voxels), cmocka_unit_test(test_edge_cases_and_errors),
+      cmocka_unit_test(test_kitti_presets),         cmocka_unit_test(test_batch_of_scans),
+      cmocka_unit_test(test_pcl_downsample),        cmocka_unit_test(test_random_clouds),
+      cmocka_unit_test(test_special_values),        cmocka_unit_test(test_big_voxels),
+      cmocka_unit_test(test_many_giant_voxels),     cmocka_unit_test(test_parallel_and_chain_sums),
+      cmocka_unit_test(test_edge_cases_and_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
