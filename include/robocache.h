@@ -72,7 +72,9 @@ ROBOCACHE_API int robocache_has_cuda(void);
 /* ---------------------------------------------------------------------------
  * Context: threads, CUDA stream, workspace and the last error message.
  * One context per thread. NULL ctx in any call means a default context private
- * to the calling thread.
+ * to the calling thread; what it holds (CUDA workspace, page-locked read-back
+ * buffer) is released when that thread exits (not the process's main thread,
+ * whose resources go with the process).
  * ------------------------------------------------------------------------- */
 typedef struct robocache_ctx robocache_ctx;
 

@@ -1,6 +1,7 @@
 /* robocache_ctx: creation, settings and the per-thread default context. */
 #include "core/internal.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #ifdef _OPENMP
 #include <omp.h>
@@ -9,8 +10,31 @@
 void rc_cuda_ctx_release(robocache_ctx *ctx); /* src/cuda, or the stub below */
 
 static _Thread_local robocache_ctx rc_default_ctx;
+static _Thread_local int rc_default_registered;
 
-robocache_ctx *rc_ctx(robocache_ctx *ctx) { return ctx ? ctx : &rc_default_ctx; }
+/* When a thread that used its default context exits, what the context holds
+ * (the CUDA workspace, its event, the page-locked read-back buffer) is
+ * released: a pthread key's destructor, which runs at thread exit before the
+ * thread's storage goes (not for the process's main thread at exit). */
+static pthread_key_t rc_default_key;
+static pthread_once_t rc_default_once = PTHREAD_ONCE_INIT;
+static int rc_default_key_ok;
+
+static void rc_default_release(void *ctx) { rc_cuda_ctx_release(ctx); }
+
+static void rc_default_key_create(void) {
+  rc_default_key_ok = pthread_key_create(&rc_default_key, rc_default_release) == 0;
+}
+
+robocache_ctx *rc_ctx(robocache_ctx *ctx) {
+  if (ctx) return ctx;
+  if (!rc_default_registered) {
+    rc_default_registered = 1;
+    (void)pthread_once(&rc_default_once, rc_default_key_create);
+    if (rc_default_key_ok) (void)pthread_setspecific(rc_default_key, &rc_default_ctx);
+  }
+  return &rc_default_ctx;
+}
 
 int rc_ctx_threads(robocache_ctx *ctx) {
 #ifdef _OPENMP

@@ -6,12 +6,14 @@
  * downsample capacity give OK with outputs in bounds; unchecked calls on two
  * streams through one context (shared workspace) equal the CPU backend's.
  * With the checks on (the default, also for the thread's default context) the
- * same inputs give the CPU path's status and message. Exit 77 without a
- * usable GPU. */
+ * same inputs give the CPU path's status and message. A thread's default
+ * context gives its device workspace back when the thread exits. Exit 77
+ * without a usable GPU. */
 #include "support_voxel.h"
 
 #include <cuda_runtime_api.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -372,15 +374,75 @@ static void test_downsample_capacity(void **state) {
   rcv_free(&full), rct_free(pts), dfree(dpts);
 }
 
+/* ---- the thread's default context -------------------------------------------- */
+
+/* A dense SUM through the calling thread's default context (ctx NULL). */
+typedef struct thread_job {
+  const robocache_tensor *pts;
+  robocache_tensor *out;
+  robocache_status status;
+  size_t free_after_call; /* device memory free right after the call */
+} thread_job;
+
+static void *sum_on_default_ctx(void *arg) {
+  thread_job *j = arg;
+  const float size[3] = {0.5f, 0.5f, 0.5f};
+  robocache_voxel_stats st;
+  j->status =
+      robocache_voxelize(NULL, j->pts, NULL, size, k_range, ROBOCACHE_VOXEL_SUM, j->out, &st);
+  size_t total = 0;
+  if (cudaMemGetInfo(&j->free_after_call, &total) != cudaSuccess) j->free_after_call = SIZE_MAX;
+  return NULL;
+}
+
+/* A thread that used its default context gives the context's device
+ * workspace back when it exits: the device's free memory after joining it is
+ * within 4 MB of what it was before, where the call (2M points, about 36
+ * bytes of workspace each) took more than 32 MB. */
+static void test_default_ctx_released_at_thread_exit(void **state) {
+  (void)state;
+  const int64_t n = 2000000;
+  const rcv_grid g = {{0.5f, 0.5f, 0.5f}, k_range};
+  rct_tensor *pts = rcv_random_points(70, n, 4);
+  rct_tensor *out = rcv_dense_out(pts, NULL, g, ROBOCACHE_VOXEL_SUM, ROBOCACHE_DTYPE_F32);
+  robocache_tensor *dpts = dcopy(pts), *dout = dcopy(out);
+  /* the same call through a context of its own first: kernels loaded */
+  robocache_ctx *ctx = ctx_with_checks(1);
+  robocache_voxel_stats st;
+  assert_int_equal(
+      robocache_voxelize(ctx, dpts, NULL, g.voxel_size, g.range, ROBOCACHE_VOXEL_SUM, dout, &st),
+      ROBOCACHE_OK);
+  robocache_ctx_free(ctx);
+  size_t free0 = 0, free1 = 0, total = 0;
+  CU(cudaDeviceSynchronize());
+  CU(cudaMemGetInfo(&free0, &total));
+  thread_job job = {dpts, dout, ROBOCACHE_CUDA_ERROR, SIZE_MAX};
+  pthread_t t;
+  assert_int_equal(pthread_create(&t, NULL, sum_on_default_ctx, &job), 0);
+  assert_int_equal(pthread_join(t, NULL), 0);
+  assert_int_equal(job.status, ROBOCACHE_OK);
+  CU(cudaMemGetInfo(&free1, &total));
+  if (job.free_after_call > free0 - ((size_t)32 << 20))
+    fail_msg("the call took less than 32 MB: %zu bytes free before, %zu after it", free0,
+             job.free_after_call);
+  if (free1 < free0 - ((size_t)4 << 20))
+    fail_msg("workspace kept after the thread exited: %zu bytes free before, %zu after", free0,
+             free1);
+  rct_free(pts), rct_free(out), dfree(dpts), dfree(dout);
+}
+
 int main(void) {
   if (!robocache_has_cuda()) {
     fprintf(stderr, "no usable CUDA device: skipped\n");
     return 77;
   }
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_bad_length),          cmocka_unit_test(test_extrap_error),
-      cmocka_unit_test(test_hard_two_streams),    cmocka_unit_test(test_bad_offsets),
+      cmocka_unit_test(test_bad_length),
+      cmocka_unit_test(test_extrap_error),
+      cmocka_unit_test(test_hard_two_streams),
+      cmocka_unit_test(test_bad_offsets),
       cmocka_unit_test(test_downsample_capacity),
+      cmocka_unit_test(test_default_ctx_released_at_thread_exit),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
