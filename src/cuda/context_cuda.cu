@@ -90,7 +90,9 @@ static void release_workspace(robocache_ctx *c) {
 }
 
 extern "C" void rc_cuda_ctx_release(robocache_ctx *ctx) {
-  if (!ctx) return;
+  /* no CUDA call for a context that holds nothing (a thread that never used
+   * the GPU exits) */
+  if (!ctx || (!ctx->workspace && !ctx->readback)) return;
   release_workspace(ctx);
   if (ctx->readback) (void)cudaFreeHost(ctx->readback);
   (void)cudaGetLastError();
