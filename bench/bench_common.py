@@ -14,3 +14,11 @@ def cpu_model():
     except OSError:
         pass
     return platform.processor() or platform.machine()
+
+
+def align_case_name(r):
+    """The name of a result of bench_gpu_align.py (its printed table and
+    docs/cuda.md's, via gpu_tables.py)."""
+    if r["op"] == "resample":
+        return f"resample B{r['B']} S{r['S']} T{r['T']} D{r['D']} {r['dtype']}"
+    return f"align B{r['B']} f32 in, {r['out_dtype']} out"

@@ -42,6 +42,7 @@ import torch
 import torch._dynamo
 
 import robocache
+from bench_common import align_case_name
 
 L2_FACTOR = 3
 
@@ -342,11 +343,7 @@ def main():
         if "error" in r:
             print(f"{r['op']:34} FAILED: {r['error'][:80]}")
             continue
-        if r["op"] == "resample":
-            case = f"resample B{r['B']} S{r['S']} T{r['T']} D{r['D']} {r['dtype']}"
-        else:
-            case = f"align B{r['B']} out {r['out_dtype']}"
-        print(f"{case:34} {r['robocache']['median_us']:9.2f} {r['torch_eager']['median_us']:9.2f} "
+        print(f"{align_case_name(r):34} {r['robocache']['median_us']:9.2f} {r['torch_eager']['median_us']:9.2f} "
               f"{r['torch_compile']['median_us']:9.2f} {r['floor_us']:8.2f} "
               f"{r['pct_of_floor']:7.1f} {r['robocache_GBps']:6.0f} "
               f"{r['speedup_vs_eager']:7.2f} {r['speedup_vs_compile']:6.2f} "

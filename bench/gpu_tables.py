@@ -11,6 +11,8 @@ import argparse
 import json
 import os
 
+from bench_common import align_case_name
+
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
 
@@ -35,11 +37,7 @@ def align_tables(path):
           "| wall µs |")
     print("|---|---|---|---|---|---|---|---|---|")
     for r in d["results"]:
-        if r["op"] == "resample":
-            case = f"resample B{r['B']} S{r['S']} T{r['T']} D{r['D']} {r['dtype']}"
-        else:
-            case = f"align B{r['B']} f32 in, {r['out_dtype']} out"
-        print(f"| {case} | {r['robocache']['median_us']:.1f} | {r['torch_eager']['median_us']:.1f}"
+        print(f"| {align_case_name(r)} | {r['robocache']['median_us']:.1f} | {r['torch_eager']['median_us']:.1f}"
               f" | {r['torch_compile']['median_us']:.1f} | {r['floor_us']:.1f} | "
               f"{r['pct_of_floor']:.0f} % | {r['speedup_vs_eager']:.1f}x | "
               f"{r['speedup_vs_compile']:.2f}x | {r['robocache_eager_wall_us']:.0f} |")

@@ -236,6 +236,13 @@ __device__ __forceinline__ rc_item rc_item_of(const rc_align_args &args, const r
   return e;
 }
 
+/* valid[b, t, stream k of the call] = valid, when the call asked for the
+ * mask. */
+__device__ __forceinline__ void rc_store_valid(const rc_align_args &args, int64_t b, int64_t t,
+                                               int k, int valid) {
+  if (args.valid) args.valid[b * args.va_b + t * args.va_t + k * args.va_k] = (uint8_t)valid;
+}
+
 /* ONE: a launch of one stream with the default options (rc_is_simple) and
  * int64 ns times: its descriptor is read at fixed offsets instead of through
  * a runtime index into the launch's array, and the decision's code for the
@@ -256,8 +263,7 @@ __global__ void __launch_bounds__(RC_CUDA_BLOCK)
     int64_t b = target / args.a.T, t = target - b * args.a.T;
     rc_target r = rc_decide_target<TIME_DTYPE, ONE>(args.a, s, args.k_base + k, b, t);
     e = rc_item_of(args, s, b, t, r);
-    if (args.valid)
-      args.valid[b * args.va_b + t * args.va_t + (args.k_base + k) * args.va_k] = (uint8_t)r.valid;
+    rc_store_valid(args, b, t, args.k_base + k, r.valid);
   }
   items[threadIdx.x] = e;
   __syncwarp();
@@ -304,8 +310,7 @@ __global__ void __launch_bounds__(RC_WIDE_BLOCK, 4)
   if (target < (uint64_t)args.a.B * T) {
     const uint32_t b = target / T, t = target - b * T;
     const rc_target r = rc_decide_target<ROBOCACHE_DTYPE_I64, true>(args.a, s, args.k_base, b, t);
-    if (args.valid && sub == 0)
-      args.valid[b * args.va_b + t * args.va_t + args.k_base * args.va_k] = (uint8_t)r.valid;
+    if (sub == 0) rc_store_valid(args, b, t, args.k_base, r.valid);
     const rc_item e = rc_item_of(args, s, b, t, r);
     const In *vals = (const In *)s.values;
     Out *out = (Out *)args.out;
@@ -365,8 +370,7 @@ __global__ void __launch_bounds__(RC_WIDE_BLOCK)
   if (target < (uint64_t)args.a.B * T) {
     const uint32_t b = target / T, t = target - b * T;
     const rc_target r = rc_decide_target<ROBOCACHE_DTYPE_I64, true>(args.a, s, args.k_base, b, t);
-    if (args.valid)
-      args.valid[b * args.va_b + t * args.va_t + args.k_base * args.va_k] = (uint8_t)r.valid;
+    rc_store_valid(args, b, t, args.k_base, r.valid);
     const rc_item e = rc_item_of(args, s, b, t, r);
     rc_split_item it;
     it.i0 = (int32_t)r.i0;
@@ -482,8 +486,7 @@ int rc_path_plan(const rc_align_problem *p, const rc_stream_view *sv, rc_stream_
   const int widest = rc_widest(sv, &p->out);
   const bool f64 = widest == 2;
   int64_t slots = sv->D / d->vec, targets = p->B * p->T;
-  if (p->time_dtype != ROBOCACHE_DTYPE_I64 || !rc_is_simple(&sv->opt) || slots < 1)
-    return RC_PATH_WARP;
+  if (p->time_dtype != ROBOCACHE_DTYPE_I64 || !d->simple || slots < 1) return RC_PATH_WARP;
   int path = targets <= RC_WIDE_MAX_TARGETS ? RC_PATH_WIDE : RC_PATH_SPLIT;
   if (path == RC_PATH_WIDE && (d->vec != widest || slots < RC_WIDE_MIN_SLOTS)) return RC_PATH_WARP;
   if (path == RC_PATH_SPLIT &&
@@ -650,7 +653,7 @@ robocache_status rc_launch_chunk(robocache_ctx *ctx, const rc_align_problem *p,
                            p->streams[k0].values.dtype, p->out.dtype);
   switch (p->time_dtype) {
   case ROBOCACHE_DTYPE_I64:
-    if (K == 1 && rc_is_simple(&p->streams[k0].opt))
+    if (K == 1 && args.s[0].simple)
       return rc_launch_time<ROBOCACHE_DTYPE_I64, true>(ctx, args, (int)blocks, c->stream,
                                                        p->out.dtype);
     return rc_launch_time<ROBOCACHE_DTYPE_I64, false>(ctx, args, (int)blocks, c->stream,

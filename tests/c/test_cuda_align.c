@@ -209,6 +209,31 @@ static rct_resample_args make_case(const spec *c, rct_rng *rng, unsigned char *o
   return a;
 }
 
+/* One random case: its host arguments, which targets sit exactly on a
+ * sample, and (after case_upload, once the test has edited a) the device
+ * copies of the arguments. */
+typedef struct gpu_case {
+  rct_resample_args a;
+  unsigned char *on_sample; /* [B*T] */
+  dev_args d;               /* all NULL before case_upload */
+} gpu_case;
+
+static gpu_case case_new(const spec *c, rct_rng *rng) {
+  gpu_case g = {0};
+  g.on_sample = calloc((size_t)(c->B * c->T), 1);
+  assert_non_null(g.on_sample);
+  g.a = make_case(c, rng, g.on_sample);
+  return g;
+}
+
+static void case_upload(gpu_case *g) { g->d = to_dev_args(&g->a); }
+
+static void case_free(gpu_case *g) {
+  dev_args_free(&g->d);
+  free_args(&g->a);
+  free(g->on_sample);
+}
+
 static double rtol_of(robocache_dtype odt) {
   switch (odt) {
   case ROBOCACHE_DTYPE_BF16: return 0x1p-7;
@@ -238,32 +263,29 @@ static void assert_on_sample_exact(const rct_tensor *gpu, const rct_tensor *ref,
 /* Runs case c on the GPU (default stream) and on the reference; compares. */
 static void check_case(const spec *c, uint64_t seed) {
   rct_rng rng = rct_rng_seed(seed);
-  unsigned char *on_sample = calloc((size_t)(c->B * c->T), 1);
-  rct_resample_args a = make_case(c, &rng, on_sample);
-  dev_args d = to_dev_args(&a);
+  gpu_case g = case_new(c, &rng);
+  case_upload(&g);
   robocache_ctx *ctx = NULL;
   assert_int_equal(robocache_ctx_create(&ctx), ROBOCACHE_OK);
-  robocache_status s = gpu_resample(ctx, &d, &a.opt);
+  robocache_status s = gpu_resample(ctx, &g.d, &g.a.opt);
   if (s != ROBOCACHE_OK) fail_msg("GPU resample: %s", robocache_ctx_error_message(ctx));
   rct_tensor *gout = rct_make3(c->odt, c->B, c->T, c->D);
   rct_tensor *gvalid = rct_make2(ROBOCACHE_DTYPE_U8, c->B, c->T);
-  from_dev(gout, d.out);
-  from_dev(gvalid, d.valid);
+  from_dev(gout, g.d.out);
+  from_dev(gvalid, g.d.valid);
   char msg[512];
-  s = rct_resample(&a, 1, msg, sizeof msg);
+  s = rct_resample(&g.a, 1, msg, sizeof msg);
   if (s != ROBOCACHE_OK) fail_msg("reference resample: %s", msg);
   char what[160];
   snprintf(what, sizeof what, "method %d extrapolate %d values %s out %s times %s", c->method,
            c->extrapolate, robocache_dtype_name(c->vdt), robocache_dtype_name(c->odt),
            robocache_dtype_name(c->tdt));
-  rct_assert_bits_equal(gvalid, a.valid, what);
-  rct_assert_close(gout, a.out, atol_of(c), rtol_of(c->odt), what);
-  assert_on_sample_exact(gout, a.out, c, on_sample);
+  rct_assert_bits_equal(gvalid, g.a.valid, what);
+  rct_assert_close(gout, g.a.out, atol_of(c), rtol_of(c->odt), what);
+  assert_on_sample_exact(gout, g.a.out, c, g.on_sample);
   robocache_ctx_free(ctx);
   rct_free(gout), rct_free(gvalid);
-  dev_args_free(&d);
-  free_args(&a);
-  free(on_sample);
+  case_free(&g);
 }
 
 static const robocache_dtype value_dtypes[] = {ROBOCACHE_DTYPE_F32, ROBOCACHE_DTYPE_F64,
@@ -365,18 +387,15 @@ static void test_resample_many_targets(void **state) {
   c.vdt = c.odt = ROBOCACHE_DTYPE_F32, c.tdt = ROBOCACHE_DTYPE_I64;
   c.B = 70, c.S = 50, c.T = 1000, c.D = 8;
   rct_rng rng = rct_rng_seed(9);
-  unsigned char *on_sample = calloc((size_t)(c.B * c.T), 1);
-  rct_resample_args a = make_case(&c, &rng, on_sample);
-  rct_set_i64(a.lengths, 5, c.S + 1);
-  dev_args d = to_dev_args(&a);
+  gpu_case g = case_new(&c, &rng);
+  rct_set_i64(g.a.lengths, 5, c.S + 1);
+  case_upload(&g);
   robocache_ctx *ctx = NULL;
   assert_int_equal(robocache_ctx_create(&ctx), ROBOCACHE_OK);
-  assert_int_equal(gpu_resample(ctx, &d, &a.opt), ROBOCACHE_INVALID_ARGUMENT);
+  assert_int_equal(gpu_resample(ctx, &g.d, &g.a.opt), ROBOCACHE_INVALID_ARGUMENT);
   assert_non_null(strstr(robocache_ctx_error_message(ctx), "lengths"));
   robocache_ctx_free(ctx);
-  dev_args_free(&d);
-  free_args(&a);
-  free(on_sample);
+  case_free(&g);
 }
 
 /* Non-contiguous values and out (every second element): the strided path. */
@@ -387,31 +406,28 @@ static void test_resample_strided(void **state) {
   spec c = {.method = ROBOCACHE_LINEAR, .extrapolate = ROBOCACHE_EXTRAP_EXTRAPOLATE};
   c.vdt = c.odt = ROBOCACHE_DTYPE_F32, c.tdt = ROBOCACHE_DTYPE_I64;
   c.B = B, c.S = S, c.T = T, c.D = D;
-  unsigned char *on_sample = calloc((size_t)(B * T), 1);
-  rct_resample_args a = make_case(&c, &rng, on_sample);
+  gpu_case g = case_new(&c, &rng);
   int64_t vshape[3] = {B, S, D}, vstr[3] = {S * D * 2, D * 2, 2};
   int64_t oshape[3] = {B, T, D}, ostr[3] = {T * D * 2, D * 2, 2};
   rct_tensor *sv = rct_make_strided(ROBOCACHE_DTYPE_F32, 3, vshape, vstr);
   rct_tensor *so = rct_make_strided(ROBOCACHE_DTYPE_F32, 3, oshape, ostr);
-  rct_copy(sv, a.values);
-  rct_tensor *cv = a.values, *co = a.out;
-  a.values = sv, a.out = so;
-  dev_args d = to_dev_args(&a);
+  rct_copy(sv, g.a.values);
+  rct_tensor *cv = g.a.values, *co = g.a.out;
+  g.a.values = sv, g.a.out = so;
+  case_upload(&g);
   robocache_ctx *ctx = NULL;
   assert_int_equal(robocache_ctx_create(&ctx), ROBOCACHE_OK);
-  assert_int_equal(gpu_resample(ctx, &d, &a.opt), ROBOCACHE_OK);
-  from_dev(so, d.out);
+  assert_int_equal(gpu_resample(ctx, &g.d, &g.a.opt), ROBOCACHE_OK);
+  from_dev(so, g.d.out);
   rct_tensor *gvalid = rct_make2(ROBOCACHE_DTYPE_U8, B, T);
-  from_dev(gvalid, d.valid);
-  a.values = cv, a.out = co;
-  assert_int_equal(rct_resample(&a, 1, NULL, 0), ROBOCACHE_OK);
-  rct_assert_close(so, a.out, 2e-6, 0x1p-23, "strided out");
-  rct_assert_bits_equal(gvalid, a.valid, "strided valid");
+  from_dev(gvalid, g.d.valid);
+  g.a.values = cv, g.a.out = co;
+  assert_int_equal(rct_resample(&g.a, 1, NULL, 0), ROBOCACHE_OK);
+  rct_assert_close(so, g.a.out, 2e-6, 0x1p-23, "strided out");
+  rct_assert_bits_equal(gvalid, g.a.valid, "strided valid");
   robocache_ctx_free(ctx);
   rct_free(sv), rct_free(so), rct_free(gvalid);
-  dev_args_free(&d);
-  free_args(&a);
-  free(on_sample);
+  case_free(&g);
 }
 
 /* ---- errors ---------------------------------------------------------------------- */
@@ -457,30 +473,26 @@ static void check_error_case(robocache_dtype tdt, int extrapolate, corrupt_fn co
   c.vdt = c.odt = ROBOCACHE_DTYPE_F32, c.tdt = tdt;
   c.B = 6, c.S = 30, c.T = 20, c.D = 4;
   rct_rng rng = rct_rng_seed(seed);
-  unsigned char *on_sample = calloc((size_t)(c.B * c.T), 1);
-  rct_resample_args a = make_case(&c, &rng, on_sample);
-  if (corrupt) corrupt(&a);
+  gpu_case g = case_new(&c, &rng);
+  if (corrupt) corrupt(&g.a);
   char cpu_msg[512];
-  robocache_status cpu = rct_resample(&a, 0, cpu_msg, sizeof cpu_msg);
+  robocache_status cpu = rct_resample(&g.a, 0, cpu_msg, sizeof cpu_msg);
   assert_int_equal(cpu, ROBOCACHE_INVALID_ARGUMENT);
-  dev_args d = to_dev_args(&a);
+  case_upload(&g);
   robocache_ctx *ctx = NULL;
   assert_int_equal(robocache_ctx_create(&ctx), ROBOCACHE_OK);
-  assert_int_equal(gpu_resample(ctx, &d, &a.opt), ROBOCACHE_INVALID_ARGUMENT);
+  assert_int_equal(gpu_resample(ctx, &g.d, &g.a.opt), ROBOCACHE_INVALID_ARGUMENT);
   assert_string_equal(robocache_ctx_error_message(ctx), cpu_msg);
   /* the same context on good data afterwards */
-  robocache_interp_options ok = a.opt;
+  robocache_interp_options ok = g.a.opt;
   ok.extrapolate = ROBOCACHE_EXTRAP_CLAMP;
-  free_args(&a);
-  dev_args_free(&d);
-  a = make_case(&c, &rng, on_sample);
-  d = to_dev_args(&a);
-  a.opt = ok;
-  assert_int_equal(gpu_resample(ctx, &d, &ok), ROBOCACHE_OK);
+  case_free(&g);
+  g = case_new(&c, &rng);
+  case_upload(&g);
+  g.a.opt = ok;
+  assert_int_equal(gpu_resample(ctx, &g.d, &ok), ROBOCACHE_OK);
   robocache_ctx_free(ctx);
-  dev_args_free(&d);
-  free_args(&a);
-  free(on_sample);
+  case_free(&g);
 }
 
 static void test_errors(void **state) {
@@ -606,9 +618,6 @@ static void test_align_many_streams(void **state) {
 
 /* ---- CUDA graph capture (unchecked mode) ------------------------------------------- */
 
-/* Captured on a non-default stream, replayed: same results as the reference;
- * a row whose length is out of range is then marked invalid (NaN), not an
- * error, and nothing outside the tensors is read (compute-sanitizer). */
 /* A fresh context whose calls go to a new non-blocking *stream. */
 static robocache_ctx *ctx_on_new_stream(cudaStream_t *stream) {
   CU(cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking));
@@ -651,52 +660,51 @@ static void test_graph_capture_many_targets(void **state) {
   c.vdt = c.odt = ROBOCACHE_DTYPE_BF16, c.tdt = ROBOCACHE_DTYPE_I64;
   c.B = 70, c.S = 50, c.T = 1000, c.D = 32;
   rct_rng rng = rct_rng_seed(10);
-  unsigned char *on_sample = calloc((size_t)(c.B * c.T), 1);
-  rct_resample_args a = make_case(&c, &rng, on_sample);
-  assert_int_equal(rct_resample(&a, 1, NULL, 0), ROBOCACHE_OK);
-  dev_args d = to_dev_args(&a);
+  gpu_case g = case_new(&c, &rng);
+  assert_int_equal(rct_resample(&g.a, 1, NULL, 0), ROBOCACHE_OK);
+  case_upload(&g);
   cudaStream_t stream;
   robocache_ctx *ctx = ctx_on_new_stream(&stream);
   for (int warm = 0; warm < 2; warm++) {
-    if (warm) assert_int_equal(gpu_resample(ctx, &d, &a.opt), ROBOCACHE_OK);
+    if (warm) assert_int_equal(gpu_resample(ctx, &g.d, &g.a.opt), ROBOCACHE_OK);
     rct_tensor *gout, *gvalid;
-    capture_and_replay(ctx, stream, &d, &a.opt, &c, &gout, &gvalid);
-    rct_assert_bits_equal(gvalid, a.valid, warm ? "warm capture valid" : "cold capture valid");
-    rct_assert_close(gout, a.out, 2e-6, rtol_of(c.odt), warm ? "warm capture" : "cold capture");
+    capture_and_replay(ctx, stream, &g.d, &g.a.opt, &c, &gout, &gvalid);
+    rct_assert_bits_equal(gvalid, g.a.valid, warm ? "warm capture valid" : "cold capture valid");
+    rct_assert_close(gout, g.a.out, 2e-6, rtol_of(c.odt), warm ? "warm capture" : "cold capture");
     rct_free(gout), rct_free(gvalid);
   }
   robocache_ctx_free(ctx);
   CU(cudaStreamDestroy(stream));
-  dev_args_free(&d);
-  free_args(&a);
-  free(on_sample);
+  case_free(&g);
 }
 
+/* Captured on a non-default stream, replayed: same results as the reference;
+ * a row whose length is out of range is then marked invalid (NaN), not an
+ * error, and nothing outside the tensors is read (compute-sanitizer). */
 static void test_graph_capture(void **state) {
   (void)state;
   spec c = {.method = ROBOCACHE_LINEAR, .extrapolate = ROBOCACHE_EXTRAP_FILL};
   c.vdt = c.odt = ROBOCACHE_DTYPE_BF16, c.tdt = ROBOCACHE_DTYPE_I64;
   c.B = 6, c.S = 40, c.T = 30, c.D = 32;
   rct_rng rng = rct_rng_seed(8);
-  unsigned char *on_sample = calloc((size_t)(c.B * c.T), 1);
-  rct_resample_args a = make_case(&c, &rng, on_sample);
-  dev_args d = to_dev_args(&a);
+  gpu_case g = case_new(&c, &rng);
+  case_upload(&g);
   cudaStream_t stream;
   robocache_ctx *ctx = ctx_on_new_stream(&stream);
   for (int bad = 0; bad < 2; bad++) {
     if (bad) {
-      rct_set_i64(a.lengths, 3, 0);
-      CU(cudaMemcpy(d.lengths->t.data, a.lengths->t.data, d.lengths->nbytes,
+      rct_set_i64(g.a.lengths, 3, 0);
+      CU(cudaMemcpy(g.d.lengths->t.data, g.a.lengths->t.data, g.d.lengths->nbytes,
                     cudaMemcpyHostToDevice));
     }
     rct_tensor *gout, *gvalid;
-    capture_and_replay(ctx, stream, &d, &a.opt, &c, &gout, &gvalid);
+    capture_and_replay(ctx, stream, &g.d, &g.a.opt, &c, &gout, &gvalid);
     if (!bad) {
-      assert_int_equal(rct_resample(&a, 1, NULL, 0), ROBOCACHE_OK);
-      rct_assert_bits_equal(gvalid, a.valid, "captured valid");
-      rct_assert_close(gout, a.out, 2e-6, rtol_of(c.odt), "captured out");
+      assert_int_equal(rct_resample(&g.a, 1, NULL, 0), ROBOCACHE_OK);
+      rct_assert_bits_equal(gvalid, g.a.valid, "captured valid");
+      rct_assert_close(gout, g.a.out, 2e-6, rtol_of(c.odt), "captured out");
     } else {
-      int64_t nt = rct_get_i64(a.target_lengths, 3);
+      int64_t nt = rct_get_i64(g.a.target_lengths, 3);
       for (int64_t t = 0; t < c.T; t++) {
         assert_int_equal(rct_get(gvalid, 3 * c.T + t), 0);
         for (int64_t e = 0; e < c.D; e++) {
@@ -710,38 +718,33 @@ static void test_graph_capture(void **state) {
   }
   robocache_ctx_free(ctx);
   CU(cudaStreamDestroy(stream));
-  dev_args_free(&d);
-  free_args(&a);
-  free(on_sample);
+  case_free(&g);
 }
 
 /* ---- backward ---------------------------------------------------------------------- */
 
 static void check_backward(const spec *c, uint64_t seed) {
   rct_rng rng = rct_rng_seed(seed);
-  unsigned char *on_sample = calloc((size_t)(c->B * c->T), 1);
-  rct_resample_args a = make_case(c, &rng, on_sample);
+  gpu_case g = case_new(c, &rng);
   /* backward: out is grad_out [B,T,D], values is grad_values [B,S,D] */
-  rct_fill_uniform(a.out, &rng, -1, 1);
-  dev_args d = to_dev_args(&a);
-  CU(cudaMemcpy(d.out->t.data, a.out->t.data, d.out->nbytes, cudaMemcpyHostToDevice));
-  poison(d.values);
+  rct_fill_uniform(g.a.out, &rng, -1, 1);
+  case_upload(&g);
+  CU(cudaMemcpy(g.d.out->t.data, g.a.out->t.data, g.d.out->nbytes, cudaMemcpyHostToDevice));
+  poison(g.d.values);
   robocache_ctx *ctx = NULL;
   assert_int_equal(robocache_ctx_create(&ctx), ROBOCACHE_OK);
-  robocache_status s =
-      robocache_resample_backward(ctx, dv(d.out), dv(d.times), dv(d.lengths), dv(d.target_times),
-                                  dv(d.target_lengths), &a.opt, (robocache_tensor *)dv(d.values));
+  robocache_status s = robocache_resample_backward(ctx, dv(g.d.out), dv(g.d.times), dv(g.d.lengths),
+                                                   dv(g.d.target_times), dv(g.d.target_lengths),
+                                                   &g.a.opt, (robocache_tensor *)dv(g.d.values));
   if (s != ROBOCACHE_OK) fail_msg("GPU backward: %s", robocache_ctx_error_message(ctx));
-  rct_tensor *g = rct_make3(c->vdt, c->B, c->S, c->D);
-  from_dev(g, d.values);
-  assert_int_equal(rct_resample_backward(&a, 1, NULL, 0), ROBOCACHE_OK);
-  rct_assert_close(g, a.values, c->vdt == ROBOCACHE_DTYPE_F64 ? 1e-12 : 2e-6, rtol_of(c->vdt),
+  rct_tensor *grad = rct_make3(c->vdt, c->B, c->S, c->D);
+  from_dev(grad, g.d.values);
+  assert_int_equal(rct_resample_backward(&g.a, 1, NULL, 0), ROBOCACHE_OK);
+  rct_assert_close(grad, g.a.values, c->vdt == ROBOCACHE_DTYPE_F64 ? 1e-12 : 2e-6, rtol_of(c->vdt),
                    "grad_values");
   robocache_ctx_free(ctx);
-  rct_free(g);
-  dev_args_free(&d);
-  free_args(&a);
-  free(on_sample);
+  rct_free(grad);
+  case_free(&g);
 }
 
 static void test_backward(void **state) {

@@ -378,6 +378,7 @@ static void test_downsample_capacity(void **state) {
 
 /* A dense SUM through the calling thread's default context (ctx NULL). */
 typedef struct thread_job {
+  const rcv_grid *g;
   const robocache_tensor *pts;
   robocache_tensor *out;
   robocache_status status;
@@ -386,10 +387,9 @@ typedef struct thread_job {
 
 static void *sum_on_default_ctx(void *arg) {
   thread_job *j = arg;
-  const float size[3] = {0.5f, 0.5f, 0.5f};
   robocache_voxel_stats st;
-  j->status =
-      robocache_voxelize(NULL, j->pts, NULL, size, k_range, ROBOCACHE_VOXEL_SUM, j->out, &st);
+  j->status = robocache_voxelize(NULL, j->pts, NULL, j->g->voxel_size, j->g->range,
+                                 ROBOCACHE_VOXEL_SUM, j->out, &st);
   size_t total = 0;
   if (cudaMemGetInfo(&j->free_after_call, &total) != cudaSuccess) j->free_after_call = SIZE_MAX;
   return NULL;
@@ -416,7 +416,7 @@ static void test_default_ctx_released_at_thread_exit(void **state) {
   size_t free0 = 0, free1 = 0, total = 0;
   CU(cudaDeviceSynchronize());
   CU(cudaMemGetInfo(&free0, &total));
-  thread_job job = {dpts, dout, ROBOCACHE_CUDA_ERROR, SIZE_MAX};
+  thread_job job = {&g, dpts, dout, ROBOCACHE_CUDA_ERROR, SIZE_MAX};
   pthread_t t;
   assert_int_equal(pthread_create(&t, NULL, sum_on_default_ctx, &job), 0);
   assert_int_equal(pthread_join(t, NULL), 0);
