@@ -16,8 +16,9 @@
 # automatically) or append the script to BENCHES. Exit status 1 when any
 # section failed. Keep the whole run well under 10 minutes.
 # A shorter run: SECTIONS (default "env build ctest python bench sanitizer"),
-# SANITIZE_TOOLS (default "memcheck racecheck"), SANITIZE_TESTS, BENCHES
-# (space-separated scripts).
+# SANITIZE_TOOLS (default "memcheck racecheck"), SANITIZE_TESTS,
+# SANITIZE_FILTER (a cmocka test-name pattern passed to each test program,
+# e.g. "test_big*"), BENCHES (space-separated scripts).
 set -u -o pipefail
 
 OUT=${1:?usage: scripts/gpu-check.sh OUT_DIR}
@@ -92,7 +93,7 @@ section_sanitizer() {
     [ -x "$exe" ] || continue
     for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
       step "$tool-$(basename "$exe")" 300 compute-sanitizer --tool "$tool" \
-        --error-exitcode 1 "$exe"
+        --error-exitcode 1 "$exe" ${SANITIZE_FILTER:+"$SANITIZE_FILTER"}
     done
   done
 }

@@ -364,9 +364,7 @@ __global__ void __launch_bounds__(RC_WIDE_BLOCK)
     rc_split_decide_kernel(const __grid_constant__ rc_align_args args, rc_split_item *items) {
   const rc_stream_desc &s = args.s[0];
   const uint32_t target = blockIdx.x * RC_WIDE_BLOCK + threadIdx.x, T = (uint32_t)args.a.T;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;");
-#endif
+  rc_pdl_let_dependents_launch();
   if (target < (uint64_t)args.a.B * T) {
     const uint32_t b = target / T, t = target - b * T;
     const rc_target r = rc_decide_target<ROBOCACHE_DTYPE_I64, true>(args.a, s, args.k_base, b, t);
@@ -395,9 +393,7 @@ __global__ void __launch_bounds__(RC_WIDE_BLOCK)
   const uint32_t target = id / G, sub = id - target * G, T = (uint32_t)args.a.T;
   if (target >= (uint64_t)args.a.B * T) return;
   const uint32_t b = target / T, t = target - b * T;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
+  rc_pdl_wait();
   const rc_split_item it = items[target];
   const In *vals = (const In *)s.values;
   const int64_t ch = (int64_t)sub * N * s.vs_d;
@@ -416,15 +412,8 @@ cudaError_t rc_launch_split_move(const rc_align_args &args, const rc_split_item 
                                  cudaStream_t stream, bool pdl) {
   constexpr int N = rc_vec_max<In, Out>();
   const int vec = args.s[0].vec;
-  cudaLaunchAttribute attr = {};
-  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr.val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(grid);
-  config.blockDim = dim3(RC_WIDE_BLOCK);
-  config.stream = stream;
-  config.attrs = &attr;
-  config.numAttrs = pdl ? 1 : 0;
+  cudaLaunchAttribute attr;
+  cudaLaunchConfig_t config = rc_cuda_launch_config(grid, RC_WIDE_BLOCK, stream, pdl, &attr);
   if (vec == N) return cudaLaunchKernelEx(&config, rc_split_move_kernel<In, Out, N>, args, items);
   if (N >= 4 && vec == N / 2)
     return cudaLaunchKernelEx(&config, rc_split_move_kernel<In, Out, (N >= 4 ? N / 2 : 1)>, args,

@@ -86,6 +86,40 @@ robocache_status rc_cuda_workspace_can_hold(robocache_ctx *ctx, int device, size
  * `stream` is being captured. */
 robocache_status rc_cuda_workspace_async(robocache_ctx *ctx, cudaStream_t stream);
 
+/* Programmatic dependent launch (sm_90 and later). A kernel calls
+ * rc_pdl_let_dependents_launch() to let the next kernel on its stream start
+ * early, and that kernel calls rc_pdl_wait() before it reads what the first
+ * one wrote; both are no-ops before sm_90 and in a kernel launched without
+ * the attribute. */
+__device__ __forceinline__ void rc_pdl_let_dependents_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;");
+#endif
+}
+__device__ __forceinline__ void rc_pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+/* A launch of `blocks` x `threads` on `stream` for cudaLaunchKernelEx, a
+ * programmatic dependent launch of the previous kernel on the stream when
+ * `pdl` (then *attr, which must outlive the launch, holds the attribute). */
+static inline cudaLaunchConfig_t rc_cuda_launch_config(unsigned int blocks, unsigned int threads,
+                                                       cudaStream_t stream, bool pdl,
+                                                       cudaLaunchAttribute *attr) {
+  *attr = cudaLaunchAttribute{};
+  attr->id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr->val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(blocks);
+  config.blockDim = dim3(threads);
+  config.stream = stream;
+  config.attrs = attr;
+  config.numAttrs = pdl ? 1 : 0;
+  return config;
+}
+
 /* Largest read-back of a call (check record, voxelize counters). */
 #define RC_CUDA_READBACK_BYTES 256
 

@@ -222,10 +222,17 @@ robocache_status rc_voxel_cuda_begin(robocache_ctx *ctx, const rc_voxel_problem 
  * (voxels_nonempty from counters->nonempty when nonempty_counter, else the
  * pipeline's segments) and reports bad offsets / a too fine PCL grid as
  * INVALID_ARGUMENT; unchecked, marks the workspace as in use on the stream
- * (rc_cuda_workspace_async) and sets the stats to points_in = N and -1
+ * (rc_cuda_workspace_async) when the call took c->counters from it (every
+ * call that uses the workspace does) and sets the stats to points_in = N and -1
  * (unknown) for the other counters. Restores the device. */
 robocache_status rc_voxel_cuda_end(robocache_ctx *ctx, const rc_voxel_problem *p, rc_voxel_call *c,
                                    robocache_status status, int nonempty_counter);
+
+/* Dense COUNT, OCCUPANCY and MAX into p->out (voxel_atomic_cuda.cu): two or
+ * three kernels on c->stream; in checked mode also zeroes and fills
+ * c->counters (taken from the workspace). CUDA_ERROR when a launch fails. */
+robocache_status rc_voxel_dense_atomic_cuda(robocache_ctx *ctx, const rc_voxel_problem *p,
+                                            rc_voxel_call *c);
 
 /* Segment s of the sorted points: positions [*begin, *end) of idx_out. */
 __device__ __forceinline__ void rc_voxel_segment(const rc_voxel_pipeline &pl, int s, int nseg,

@@ -1,13 +1,5 @@
-/* CUDA dense voxelization (DESIGN §1.3 "dense"), out [B,F,Z,Y,X].
- *
- * COUNT / OCCUPANCY: one pass over the points with integer atomics straight
- * into out (order-independent, so exact): i32 counts with atomicAdd; f32
- * outputs count in their 32-bit words as integers, then one in-place pass
- * turns the integers into floats; u8 occupancy stores 1 (idempotent) and, in
- * checked mode, a pass over the grid counts the non-empty voxels.
- * MAX: one pass of atomicMax on the order-preserving keys of
- * rc_voxel_max_key (order-independent), then one in-place pass turns keys
- * into floats.
+/* CUDA dense voxelization (DESIGN §1.3 "dense"), out [B,F,Z,Y,X]: SUM and
+ * MEAN here; COUNT, OCCUPANCY and MAX in voxel_atomic_cuda.cu.
  * SUM / MEAN: the points of each cell grouped without a sort
  * (voxel_groups_cuda.cuh; the cell counts live in plane 0 of out until the
  * results overwrite them); a cell's only point is written at once by the
@@ -19,74 +11,6 @@
 #include "cuda/voxel_groups_cuda.cuh"
 
 namespace {
-
-/* One thread per point: adds 1 to the point's cell (count32 != NULL: 32-bit
- * integer counters; else u8 stores 1); with counters (checked mode) also
- * counts the dropped points and the cells that were 0. */
-__global__ void count_kernel(rc_voxel_src s, int64_t G, unsigned int *count32, uint8_t *occ8,
-                             rc_voxel_counters *counters) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  unsigned int nonfinite = 0, range = 0, fresh = 0;
-  const int64_t cell = i < s.N ? rc_voxel_cell(s, i, G, &nonfinite, &range) : -1;
-  if (cell >= 0 && !count32)
-    occ8[cell] = 1;
-  else if (cell >= 0 && counters)
-    fresh = atomicAdd(&count32[cell], 1u) == 0u;
-  else if (cell >= 0)
-    atomicAdd(&count32[cell], 1u); /* no return value: a reduction, no round trip */
-  if (!counters) return;
-  rc_voxel_count_dropped(s, counters, nonfinite, range);
-  rc_voxel_block_add(&counters->nonempty, fresh);
-}
-
-/* f32 out: the integer counts in place to float counts or occupancy. */
-__global__ void count_to_f32_kernel(float *out, int64_t n, int occupancy) {
-  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-       i += (int64_t)gridDim.x * blockDim.x) {
-    const unsigned int c = __float_as_uint(out[i]);
-    out[i] = occupancy ? (c ? 1.0f : 0.0f) : (float)c;
-  }
-}
-
-/* u8 occupancy (checked mode): counts the non-empty cells. */
-__global__ void occupied_kernel(const uint8_t *occ, int64_t n, rc_voxel_counters *counters) {
-  unsigned int k = 0;
-  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-       i += (int64_t)gridDim.x * blockDim.x)
-    k += occ[i] != 0;
-  rc_voxel_block_add(&counters->nonempty, k);
-}
-
-/* One thread per point: atomicMax of the keys of its F features into its
- * cell (out zeroed: key 0 is below every float's); with counters also the
- * dropped points and the cells it found empty. */
-__global__ void max_kernel(rc_voxel_src s, unsigned int *out, int64_t G, int64_t F, int64_t col0,
-                           rc_voxel_counters *counters) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  unsigned int nonfinite = 0, range = 0, fresh = 0;
-  const int64_t cell = i < s.N ? rc_voxel_cell(s, i, F * G, &nonfinite, &range) : -1;
-  if (cell >= 0) {
-    const unsigned int k0 = rc_voxel_max_key(rc_vpt(s, i, col0));
-    if (counters)
-      fresh = atomicMax(out + cell, k0) == 0u;
-    else
-      atomicMax(out + cell, k0);
-    for (int64_t f = 1; f < F; f++)
-      atomicMax(out + cell + f * G, rc_voxel_max_key(rc_vpt(s, i, col0 + f)));
-  }
-  if (!counters) return;
-  rc_voxel_count_dropped(s, counters, nonfinite, range);
-  rc_voxel_block_add(&counters->nonempty, fresh);
-}
-
-/* The keys of MAX in place to floats (key 0, an empty cell, is 0.0f already). */
-__global__ void max_to_f32_kernel(unsigned int *out, int64_t n) {
-  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-       i += (int64_t)gridDim.x * blockDim.x) {
-    const unsigned int k = out[i];
-    if (k) out[i] = __float_as_uint(rc_voxel_max_value(k));
-  }
-}
 
 /* SUM / MEAN step 1: each point's cell (its plane-0 index in out) and its
  * provisional rank there. */
@@ -271,54 +195,6 @@ __global__ void sum_kernel(rc_groups g, rc_voxel_src s, sum_args a) {
   }
 }
 
-unsigned int grid_stride_blocks(int64_t n) {
-  unsigned int b = rc_voxel_blocks(n);
-  return b < 4096 ? b : 4096;
-}
-
-/* COUNT, OCCUPANCY, MAX: out zeroed, one pass of atomics, one pass over out. */
-robocache_status dense_atomic(robocache_ctx *ctx, const rc_voxel_problem *p, rc_voxel_call *c) {
-  const int64_t G = p->keyer.grid[0] * p->keyer.grid[1] * p->keyer.grid[2];
-  const int64_t cells = rc_view_numel(&p->out);
-  if (c->checked) {
-    void *scratch = NULL;
-    robocache_status s =
-        rc_cuda_workspace(ctx, p->points.device_id, sizeof(rc_voxel_counters), NULL, &scratch);
-    if (s != ROBOCACHE_OK) return s;
-    c->counters = (rc_voxel_counters *)scratch;
-    RC_CUDA_TRY(ctx, cudaMemsetAsync(c->counters, 0, sizeof(rc_voxel_counters), c->stream));
-  }
-  RC_CUDA_TRY(ctx,
-              cudaMemsetAsync(p->out.data, 0,
-                              (size_t)cells * robocache_dtype_size((robocache_dtype)p->out.dtype),
-                              c->stream));
-  const unsigned int blocks = rc_voxel_blocks(p->N);
-  if (p->mode == ROBOCACHE_VOXEL_MAX) {
-    max_kernel<<<blocks, RC_VOXEL_THREADS, 0, c->stream>>>(c->src, (unsigned int *)p->out.data, G,
-                                                           p->F, p->feat_col, c->counters);
-    robocache_status s = rc_voxel_launched(ctx, "voxelize max kernel");
-    if (s != ROBOCACHE_OK) return s;
-    max_to_f32_kernel<<<grid_stride_blocks(cells), RC_VOXEL_THREADS, 0, c->stream>>>(
-        (unsigned int *)p->out.data, cells);
-    return rc_voxel_launched(ctx, "voxelize max conversion kernel");
-  }
-  const int u8 = p->out.dtype == ROBOCACHE_DTYPE_U8;
-  count_kernel<<<blocks, RC_VOXEL_THREADS, 0, c->stream>>>(
-      c->src, G, u8 ? NULL : (unsigned int *)p->out.data, u8 ? (uint8_t *)p->out.data : NULL,
-      c->counters);
-  robocache_status s = rc_voxel_launched(ctx, "voxelize count kernel");
-  if (s == ROBOCACHE_OK && u8 && c->checked) {
-    occupied_kernel<<<grid_stride_blocks(cells), RC_VOXEL_THREADS, 0, c->stream>>>(
-        (const uint8_t *)p->out.data, cells, c->counters);
-    s = rc_voxel_launched(ctx, "voxelize occupancy kernel");
-  } else if (s == ROBOCACHE_OK && p->out.dtype == ROBOCACHE_DTYPE_F32) {
-    count_to_f32_kernel<<<grid_stride_blocks(cells), RC_VOXEL_THREADS, 0, c->stream>>>(
-        (float *)p->out.data, cells, p->mode == ROBOCACHE_VOXEL_OCCUPANCY);
-    s = rc_voxel_launched(ctx, "voxelize count conversion kernel");
-  }
-  return s;
-}
-
 /* SUM, MEAN: steps 1-5 of voxel_groups_cuda.cuh, the cells' counts in plane 0
  * of out (zeroed first). */
 robocache_status dense_sum(robocache_ctx *ctx, const rc_voxel_problem *p, rc_voxel_call *c) {
@@ -371,7 +247,8 @@ robocache_status rc_voxelize_dense_cuda(robocache_ctx *ctx, const rc_voxel_probl
   rc_voxel_call c;
   robocache_status s = rc_voxel_cuda_enter(ctx, p, &c);
   if (s != ROBOCACHE_OK) return s;
-  s = p->mode == ROBOCACHE_VOXEL_SUM || p->mode == ROBOCACHE_VOXEL_MEAN ? dense_sum(ctx, p, &c)
-                                                                        : dense_atomic(ctx, p, &c);
+  s = p->mode == ROBOCACHE_VOXEL_SUM || p->mode == ROBOCACHE_VOXEL_MEAN
+          ? dense_sum(ctx, p, &c)
+          : rc_voxel_dense_atomic_cuda(ctx, p, &c);
   return rc_voxel_cuda_end(ctx, p, &c, s, 1);
 }

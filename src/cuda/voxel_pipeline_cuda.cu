@@ -352,8 +352,10 @@ robocache_status rc_voxel_cuda_end(robocache_ctx *ctx, const rc_voxel_problem *p
                                    robocache_status status, int nonempty_counter) {
   robocache_voxel_stats *st = p->stats;
   if (status == ROBOCACHE_OK && !c->checked) {
-    /* the counters stay on the device: only points_in is known */
-    status = rc_cuda_workspace_async(ctx, c->stream);
+    /* the counters stay on the device: only points_in is known; a call that
+     * took scratch from the workspace took its counters there (dense COUNT /
+     * OCCUPANCY / MAX unchecked take none: no event to record) */
+    if (c->counters) status = rc_cuda_workspace_async(ctx, c->stream);
     st->points_in = p->N;
     st->points_in_range = st->points_dropped_range = st->points_dropped_nonfinite = -1;
     st->voxels_nonempty = st->points_dropped_max_points = -1;

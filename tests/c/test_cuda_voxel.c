@@ -73,20 +73,44 @@ static void gpu_finish(rcv_result *r, robocache_ctx *ctx, robocache_status s) {
   rcv_finish(r, ctx, s);
 }
 
-/* The GPU twins of rcv_dense / rcv_hard / rcv_downsample: outputs start as
- * NaN / 0xFF bytes on the device, so an element never written is caught. */
-static rcv_result gpu_dense(rct_tensor *points, rct_tensor *offsets, rcv_grid g, int32_t mode,
-                            robocache_dtype dtype, int checked) {
+/* Bytes after a dense output that must keep their 0xFF (gpu_dense_at). */
+#define GUARD 64
+
+/* The GPU twin of rcv_dense with out `shift` bytes past the start of its
+ * allocation: the output and GUARD bytes on each side start as 0xFF on the
+ * device, so an element never written is caught, and so is a write outside
+ * the output. */
+static rcv_result gpu_dense_at(rct_tensor *points, rct_tensor *offsets, rcv_grid g, int32_t mode,
+                               robocache_dtype dtype, int checked, size_t shift) {
   rcv_result r = {0};
   robocache_ctx *ctx = new_ctx(checked);
   r.out = rcv_dense_out(points, offsets, g, mode, dtype);
-  dev *p = to_dev(points), *o = to_dev(offsets), *out = to_dev(r.out);
-  CU(cudaMemset(out->t.data, 0xFF, r.out->nbytes));
+  dev *p = to_dev(points), *o = to_dev(offsets);
+  const size_t n = r.out->nbytes, total = shift + n + GUARD;
+  unsigned char *base = NULL, *host = malloc(total);
+  assert_non_null(host);
+  CU(cudaMalloc((void **)&base, total));
+  CU(cudaMemset(base, 0xFF, total));
+  robocache_tensor out = r.out->t;
+  out.device_type = ROBOCACHE_DEVICE_CUDA;
+  out.device_id = 0;
+  out.data = base + shift;
   robocache_status s =
-      robocache_voxelize(ctx, dv(p), dv(o), g.voxel_size, g.range, mode, dv(out), &r.stats);
+      robocache_voxelize(ctx, dv(p), dv(o), g.voxel_size, g.range, mode, &out, &r.stats);
   gpu_finish(&r, ctx, s);
-  back_and_free(p), back_and_free(o), back_and_free(out);
+  CU(cudaMemcpy(host, base, total, cudaMemcpyDeviceToHost));
+  memcpy(r.out->t.data, host + shift, n);
+  for (size_t i = 0; i < shift; i++) assert_int_equal(host[i], 0xFF);
+  for (size_t i = 0; i < GUARD; i++) assert_int_equal(host[shift + n + i], 0xFF);
+  free(host);
+  CU(cudaFree(base));
+  back_and_free(p), back_and_free(o);
   return r;
+}
+
+static rcv_result gpu_dense(rct_tensor *points, rct_tensor *offsets, rcv_grid g, int32_t mode,
+                            robocache_dtype dtype, int checked) {
+  return gpu_dense_at(points, offsets, g, mode, dtype, checked, 0);
 }
 
 static rcv_result gpu_hard(rct_tensor *points, rct_tensor *offsets, rcv_grid g, int32_t P,
@@ -503,6 +527,50 @@ static void test_many_giant_voxels(void **state) {
   rct_free(pts);
 }
 
+/* COUNT / OCCUPANCY / MAX (out zeroed by a kernel of their own): outputs
+ * that start off a 16-byte boundary (their first and last bytes zeroed one by
+ * one), and a batch of 8 scans (980K points) into eight 128^3 grids (64 MB:
+ * several rounds of the zeroing kernel's grid-stride loop), checked and
+ * unchecked. */
+static void test_atomic_modes_unaligned_and_batched(void **state) {
+  (void)state;
+  rct_tensor *s0 = rcv_load("kitti_raw_hdl64_0000000000.bin");
+  rct_tensor *s1 = rcv_load("kitti_raw_hdl64_0000000001.bin");
+  const rcv_grid cube = {{0.625f, 0.625f, 0.03125f}, CUBE};
+  static const struct {
+    int32_t mode;
+    robocache_dtype dtype;
+    size_t shift;
+  } cases[] = {{ROBOCACHE_VOXEL_COUNT, ROBOCACHE_DTYPE_I32, 4},
+               {ROBOCACHE_VOXEL_COUNT, ROBOCACHE_DTYPE_F32, 8},
+               {ROBOCACHE_VOXEL_OCCUPANCY, ROBOCACHE_DTYPE_U8, 1},
+               {ROBOCACHE_VOXEL_OCCUPANCY, ROBOCACHE_DTYPE_U8, 15},
+               {ROBOCACHE_VOXEL_MAX, ROBOCACHE_DTYPE_F32, 12}};
+  char label[128];
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    snprintf(label, sizeof label, "KITTI, mode %d dtype %d at +%zu", (int)cases[k].mode,
+             (int)cases[k].dtype, cases[k].shift);
+    rcv_result c = rcv_dense(s0, NULL, cube, cases[k].mode, cases[k].dtype, CPU);
+    rcv_result a = gpu_dense_at(s0, NULL, cube, cases[k].mode, cases[k].dtype, 1, cases[k].shift);
+    rcv_result b = gpu_dense_at(s0, NULL, cube, cases[k].mode, cases[k].dtype, 1, cases[k].shift);
+    assert_runs_agree(
+        &c, &a, &b, gpu_dense_at(s0, NULL, cube, cases[k].mode, cases[k].dtype, 0, cases[k].shift),
+        label);
+  }
+  rct_tensor *parts[8] = {s0, s1, s1, s0, s0, s1, s0, s1}, *offsets = NULL;
+  rct_tensor *all = concat(parts, 8, &offsets);
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k += 2) {
+    snprintf(label, sizeof label, "8 scans, mode %d dtype %d", (int)cases[k].mode,
+             (int)cases[k].dtype);
+    rcv_result c = rcv_dense(all, offsets, cube, cases[k].mode, cases[k].dtype, CPU);
+    rcv_result a = gpu_dense(all, offsets, cube, cases[k].mode, cases[k].dtype, 1);
+    rcv_result b = gpu_dense(all, offsets, cube, cases[k].mode, cases[k].dtype, 1);
+    assert_runs_agree(&c, &a, &b, gpu_dense(all, offsets, cube, cases[k].mode, cases[k].dtype, 0),
+                      label);
+  }
+  rct_free(offsets), rct_free(all), rct_free(s0), rct_free(s1);
+}
+
 /* Empty input, too small downsample capacity, bad offsets: same status,
  * message and stats as the CPU backend. */
 static void test_edge_cases_and_errors(void **state) {
@@ -551,10 +619,15 @@ int main(int argc, char **argv) {
     return 77;
   }
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_kitti_presets),         cmocka_unit_test(test_batch_of_scans),
-      cmocka_unit_test(test_pcl_downsample),        cmocka_unit_test(test_random_clouds),
-      cmocka_unit_test(test_special_values),        cmocka_unit_test(test_big_voxels),
-      cmocka_unit_test(test_many_giant_voxels),     cmocka_unit_test(test_parallel_and_chain_sums),
+      cmocka_unit_test(test_kitti_presets),
+      cmocka_unit_test(test_batch_of_scans),
+      cmocka_unit_test(test_pcl_downsample),
+      cmocka_unit_test(test_random_clouds),
+      cmocka_unit_test(test_special_values),
+      cmocka_unit_test(test_big_voxels),
+      cmocka_unit_test(test_many_giant_voxels),
+      cmocka_unit_test(test_parallel_and_chain_sums),
+      cmocka_unit_test(test_atomic_modes_unaligned_and_batched),
       cmocka_unit_test(test_edge_cases_and_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

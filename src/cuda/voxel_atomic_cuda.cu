@@ -1,0 +1,174 @@
+/* CUDA dense voxelization, COUNT / OCCUPANCY / MAX (DESIGN §1.3 "dense"):
+ * integer atomics straight into out, order-independent, so exact.
+ *
+ * Two or three kernels, each after the first a programmatic dependent launch
+ * of the one before (sm_90 and later: its blocks start while the previous
+ * kernel runs and wait for it with griddepcontrol.wait, which hides the
+ * launch and the gap between the kernels):
+ *   1. zero out (and, in checked mode, the counters);
+ *   2. one thread per point: its cell found (the point's loads in flight)
+ *      before the wait, then the atomics: i32 counts with atomicAdd, f32
+ *      outputs count in their 32-bit words as integers, u8 occupancy stores
+ *      1, MAX takes atomicMax of the order-preserving keys of
+ *      rc_voxel_max_key;
+ *   3. where the words are not the output yet, one in-place pass (integers
+ *      to f32 counts or occupancy, keys to floats; u8 occupancy in checked
+ *      mode counts the non-empty cells there).
+ * docs/voxelize.md has the times, and the designs measured and not kept. */
+#include "cuda/voxel_cuda.cuh"
+
+namespace {
+
+enum atomic_op { OP_COUNT32, OP_OCC8, OP_MAX };
+enum atomic_post { POST_NONE, POST_COUNT_F32, POST_OCC_F32, POST_MAX_F32, POST_OCCUPIED };
+
+struct atomic_args {
+  rc_voxel_src src;
+  void *out;
+  size_t bytes;                /* of out */
+  int64_t G, F;                /* cells of one plane, planes (features) of one cloud */
+  int64_t col0;                /* MAX: first feature column */
+  int post;                    /* atomic_post */
+  rc_voxel_counters *counters; /* checked mode (zeroed by kernel 1), else NULL */
+};
+
+/* Kernel 1: zeroes the bytes of out (16-byte stores from its first 16-byte
+ * boundary, single bytes before and after it) and the counters. */
+__global__ void zero_kernel(atomic_args a) {
+  rc_pdl_let_dependents_launch();
+  const int64_t first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  char *p = (char *)a.out;
+  const size_t n = a.bytes, to16 = (16 - ((uintptr_t)p & 15)) & 15, head = to16 < n ? to16 : n;
+  const size_t body = (n - head) / 16, tail_at = head + body * 16;
+  uint4 *v = (uint4 *)(p + head);
+  for (int64_t i = first; i < (int64_t)body; i += stride) v[i] = make_uint4(0, 0, 0, 0);
+  if (first < (int64_t)head) p[first] = 0;
+  if (first < (int64_t)(n - tail_at)) p[tail_at + first] = 0;
+  if (a.counters && first == 0) *a.counters = rc_voxel_counters{};
+}
+
+/* What point i (in cell `cell`, -1 when dropped) adds; returns 1 when its
+ * cell was empty (counted in checked mode). */
+template <int OP>
+__device__ __forceinline__ unsigned int apply(const atomic_args &a, int64_t i, int64_t cell) {
+  if (cell < 0) return 0;
+  if (OP == OP_OCC8) {
+    ((uint8_t *)a.out)[cell] = 1;
+    return 0;
+  }
+  unsigned int *w = (unsigned int *)a.out + cell;
+  if (OP == OP_COUNT32) {
+    if (a.counters) return atomicAdd(w, 1u) == 0u;
+    atomicAdd(w, 1u); /* no return value: a reduction, no round trip */
+    return 0;
+  }
+  unsigned int fresh = 0;
+  const unsigned int k0 = rc_voxel_max_key(rc_vpt(a.src, i, a.col0));
+  if (a.counters)
+    fresh = atomicMax(w, k0) == 0u;
+  else
+    atomicMax(w, k0);
+  for (int64_t f = 1; f < a.F; f++)
+    atomicMax(w + f * a.G, rc_voxel_max_key(rc_vpt(a.src, i, a.col0 + f)));
+  return fresh;
+}
+
+/* Kernel 2, one thread per point: its cell (the point's loads in flight
+ * while out is zeroed), the wait for kernel 1, its atomics; with counters
+ * also the dropped points and the cells it found empty. */
+template <int OP> __global__ void atomic_kernel(atomic_args a) {
+  rc_pdl_let_dependents_launch();
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  unsigned int nonfinite = 0, range = 0;
+  const int64_t cell =
+      i < a.src.N ? rc_voxel_cell(a.src, i, OP == OP_MAX ? a.F * a.G : a.G, &nonfinite, &range)
+                  : -1;
+  rc_pdl_wait();
+  const unsigned int fresh = apply<OP>(a, i, cell);
+  if (!a.counters) return;
+  rc_voxel_count_dropped(a.src, a.counters, nonfinite, range);
+  rc_voxel_block_add(&a.counters->nonempty, fresh);
+}
+
+/* Kernel 3: the in-place pass over the cells after kernel 2. */
+__global__ void post_kernel(atomic_args a) {
+  rc_pdl_wait();
+  const int64_t n = (int64_t)(a.bytes / (a.post == POST_OCCUPIED ? 1 : 4));
+  unsigned int *w = (unsigned int *)a.out;
+  unsigned int occupied = 0;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (int64_t)gridDim.x * blockDim.x) {
+    if (a.post == POST_OCCUPIED) {
+      occupied += ((const uint8_t *)a.out)[i] != 0;
+    } else if (a.post == POST_MAX_F32) {
+      const unsigned int k = w[i];
+      if (k) w[i] = __float_as_uint(rc_voxel_max_value(k)); /* key 0 (empty) is 0.0f */
+    } else {
+      const unsigned int c = w[i];
+      ((float *)w)[i] = a.post == POST_OCC_F32 ? (c ? 1.0f : 0.0f) : (float)c;
+    }
+  }
+  if (a.post == POST_OCCUPIED) rc_voxel_block_add(&a.counters->nonempty, occupied);
+}
+
+/* Launches kernel k with `blocks` blocks, as a programmatic dependent of the
+ * previous kernel on the stream when `pdl`. */
+cudaError_t launch(void (*k)(atomic_args), unsigned int blocks, cudaStream_t stream, bool pdl,
+                   const atomic_args &a) {
+  cudaLaunchAttribute attr;
+  const cudaLaunchConfig_t config =
+      rc_cuda_launch_config(blocks, RC_VOXEL_THREADS, stream, pdl, &attr);
+  return cudaLaunchKernelEx(&config, k, a);
+}
+
+/* Blocks of a grid-stride pass over n items, 4 per thread at least. */
+unsigned int pass_blocks(int64_t n) {
+  const unsigned int b = rc_voxel_blocks((n + 3) / 4);
+  return b < 4096 ? b : 4096;
+}
+
+template <int OP>
+robocache_status run(robocache_ctx *ctx, const atomic_args &a, int device, cudaStream_t stream) {
+  int major = 0;
+  RC_CUDA_TRY(ctx, cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  const bool pdl = major >= 9;
+  cudaError_t e = launch(zero_kernel, pass_blocks((int64_t)a.bytes / 16), stream, false, a);
+  if (e == cudaSuccess) e = launch(atomic_kernel<OP>, rc_voxel_blocks(a.src.N), stream, pdl, a);
+  if (e == cudaSuccess && a.post != POST_NONE)
+    e = launch(post_kernel, pass_blocks((int64_t)a.bytes / 4), stream, pdl, a);
+  if (e != cudaSuccess) return rc_cuda_error(ctx, e, "voxelize count/occupancy/max kernels");
+  return ROBOCACHE_OK;
+}
+
+} // namespace
+
+robocache_status rc_voxel_dense_atomic_cuda(robocache_ctx *ctx, const rc_voxel_problem *p,
+                                            rc_voxel_call *c) {
+  atomic_args a = {};
+  a.src = c->src;
+  a.out = p->out.data;
+  a.bytes = (size_t)rc_view_numel(&p->out) * robocache_dtype_size((robocache_dtype)p->out.dtype);
+  a.G = p->keyer.grid[0] * p->keyer.grid[1] * p->keyer.grid[2];
+  a.F = p->F;
+  a.col0 = p->feat_col;
+  const int device = p->points.device_id;
+  if (c->checked) {
+    void *scratch = NULL;
+    robocache_status s = rc_cuda_workspace(ctx, device, sizeof(rc_voxel_counters), NULL, &scratch);
+    if (s != ROBOCACHE_OK) return s;
+    c->counters = (rc_voxel_counters *)scratch;
+  }
+  a.counters = c->counters;
+  const int f32 = p->out.dtype == ROBOCACHE_DTYPE_F32;
+  if (p->mode == ROBOCACHE_VOXEL_MAX) {
+    a.post = POST_MAX_F32;
+    return run<OP_MAX>(ctx, a, device, c->stream);
+  }
+  if (p->out.dtype == ROBOCACHE_DTYPE_U8) {
+    a.post = c->checked ? POST_OCCUPIED : POST_NONE;
+    return run<OP_OCC8>(ctx, a, device, c->stream);
+  }
+  a.post = !f32 ? POST_NONE : p->mode == ROBOCACHE_VOXEL_OCCUPANCY ? POST_OCC_F32 : POST_COUNT_F32;
+  return run<OP_COUNT32>(ctx, a, device, c->stream);
+}
