@@ -581,11 +581,8 @@ struct rc_gpu {
 };
 
 robocache_status rc_gpu_of(robocache_ctx *ctx, int device, rc_gpu *g) {
-  int major = 0;
   RC_CUDA_TRY(ctx, cudaDeviceGetAttribute(&g->sms, cudaDevAttrMultiProcessorCount, device));
-  RC_CUDA_TRY(ctx, cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  g->pdl = major >= 9;
-  return ROBOCACHE_OK;
+  return rc_cuda_pdl(ctx, device, &g->pdl);
 }
 
 /* One launch for streams [k0, k0 + K) of p on device g, with the

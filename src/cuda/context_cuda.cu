@@ -20,6 +20,13 @@ robocache_status rc_cuda_error(robocache_ctx *ctx, cudaError_t e, const char *wh
                   cudaGetErrorName(e));
 }
 
+robocache_status rc_cuda_pdl(robocache_ctx *ctx, int device, bool *pdl) {
+  int major = 0;
+  RC_CUDA_TRY(ctx, cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  *pdl = major >= 9;
+  return ROBOCACHE_OK;
+}
+
 robocache_status rc_cuda_device_enter(robocache_ctx *ctx, int device, rc_cuda_device_guard *g) {
   g->changed = 0;
   cudaError_t e = cudaGetDevice(&g->previous);

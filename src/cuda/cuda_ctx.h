@@ -102,6 +102,10 @@ __device__ __forceinline__ void rc_pdl_wait() {
 #endif
 }
 
+/* *pdl = true when `device` runs programmatic dependent launches (sm_90 and
+ * later). */
+robocache_status rc_cuda_pdl(robocache_ctx *ctx, int device, bool *pdl);
+
 /* A launch of `blocks` x `threads` on `stream` for cudaLaunchKernelEx, a
  * programmatic dependent launch of the previous kernel on the stream when
  * `pdl` (then *attr, which must outlive the launch, holds the attribute). */

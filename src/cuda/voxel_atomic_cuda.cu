@@ -130,9 +130,9 @@ unsigned int pass_blocks(int64_t n) {
 
 template <int OP>
 robocache_status run(robocache_ctx *ctx, const atomic_args &a, int device, cudaStream_t stream) {
-  int major = 0;
-  RC_CUDA_TRY(ctx, cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  const bool pdl = major >= 9;
+  bool pdl = false;
+  robocache_status s = rc_cuda_pdl(ctx, device, &pdl);
+  if (s != ROBOCACHE_OK) return s;
   cudaError_t e = launch(zero_kernel, pass_blocks((int64_t)a.bytes / 16), stream, false, a);
   if (e == cudaSuccess) e = launch(atomic_kernel<OP>, rc_voxel_blocks(a.src.N), stream, pdl, a);
   if (e == cudaSuccess && a.post != POST_NONE)
