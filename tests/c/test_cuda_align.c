@@ -108,6 +108,8 @@ typedef struct spec {
   int64_t offset_ns, max_gap_ns, tolerance_ns;
   int bursty; /* steps of 1 us or 20 ms: defeats the uniform-rate guess */
   int sorted; /* int64 target times sorted in each row (as a time grid) */
+  int steady; /* steps of 9-11 ms (100 Hz +-10 %, as the GPU benchmark): on long rows
+                 the first probe window misses by a few samples, the next round finds them */
 } spec;
 
 static double time_at(const rct_tensor *t, int64_t i) {
@@ -188,6 +190,8 @@ static rct_resample_args make_case(const spec *c, rct_rng *rng, unsigned char *o
           rct_set(a.times, b * c->S + i, rct_get(a.times, b * c->S + i) + extra * 1e-9);
       }
     }
+  } else if (c->steady) {
+    rct_fill_times(a.times, rng, start, 9000000, 11000000);
   } else {
     rct_fill_times(a.times, rng, start, 1000000, 20000000);
   }
@@ -260,6 +264,19 @@ static void assert_on_sample_exact(const rct_tensor *gpu, const rct_tensor *ref,
   }
 }
 
+/* Fails unless the device outputs of g (spec c) match the reference outputs
+ * in g->a, which rct_resample has filled. */
+static void assert_gpu_matches(const gpu_case *g, const spec *c, const char *what) {
+  rct_tensor *gout = rct_make3(c->odt, c->B, c->T, c->D);
+  rct_tensor *gvalid = rct_make2(ROBOCACHE_DTYPE_U8, c->B, c->T);
+  from_dev(gout, g->d.out);
+  from_dev(gvalid, g->d.valid);
+  rct_assert_bits_equal(gvalid, g->a.valid, what);
+  rct_assert_close(gout, g->a.out, atol_of(c), rtol_of(c->odt), what);
+  assert_on_sample_exact(gout, g->a.out, c, g->on_sample);
+  rct_free(gout), rct_free(gvalid);
+}
+
 /* Runs case c on the GPU (default stream) and on the reference; compares. */
 static void check_case(const spec *c, uint64_t seed) {
   rct_rng rng = rct_rng_seed(seed);
@@ -269,10 +286,6 @@ static void check_case(const spec *c, uint64_t seed) {
   assert_int_equal(robocache_ctx_create(&ctx), ROBOCACHE_OK);
   robocache_status s = gpu_resample(ctx, &g.d, &g.a.opt);
   if (s != ROBOCACHE_OK) fail_msg("GPU resample: %s", robocache_ctx_error_message(ctx));
-  rct_tensor *gout = rct_make3(c->odt, c->B, c->T, c->D);
-  rct_tensor *gvalid = rct_make2(ROBOCACHE_DTYPE_U8, c->B, c->T);
-  from_dev(gout, g.d.out);
-  from_dev(gvalid, g.d.valid);
   char msg[512];
   s = rct_resample(&g.a, 1, msg, sizeof msg);
   if (s != ROBOCACHE_OK) fail_msg("reference resample: %s", msg);
@@ -280,11 +293,8 @@ static void check_case(const spec *c, uint64_t seed) {
   snprintf(what, sizeof what, "method %d extrapolate %d values %s out %s times %s", c->method,
            c->extrapolate, robocache_dtype_name(c->vdt), robocache_dtype_name(c->odt),
            robocache_dtype_name(c->tdt));
-  rct_assert_bits_equal(gvalid, g.a.valid, what);
-  rct_assert_close(gout, g.a.out, atol_of(c), rtol_of(c->odt), what);
-  assert_on_sample_exact(gout, g.a.out, c, g.on_sample);
+  assert_gpu_matches(&g, c, what);
   robocache_ctx_free(ctx);
-  rct_free(gout), rct_free(gvalid);
   case_free(&g);
 }
 
@@ -335,6 +345,14 @@ static void test_resample_search_and_width(void **state) {
   c.bursty = 0, c.D = 300, c.tdt = ROBOCACHE_DTYPE_I64, c.method = ROBOCACHE_NEAREST;
   c.vdt = ROBOCACHE_DTYPE_F16, c.odt = ROBOCACHE_DTYPE_F32;
   check_case(&c, 99);
+  /* steady 100 Hz rows of 4,096 samples, random targets: the wide path (int64 ns,
+   * bf16 D = 32) and the warp path (f64 and f32 seconds) */
+  c.method = ROBOCACHE_LINEAR, c.steady = 1, c.B = 16, c.S = 4096, c.T = 1024, c.D = 32;
+  c.vdt = c.odt = ROBOCACHE_DTYPE_BF16;
+  for (int t = 0; t < 3; t++) {
+    c.tdt = time_dtypes[t];
+    check_case(&c, 111 + (uint64_t)t);
+  }
 }
 
 /* The wide path (one stream, linear + clamp, int64 ns, rows of >= 4
@@ -358,12 +376,13 @@ static void test_resample_wide_rows(void **state) {
 }
 
 /* Launches of more than 65,536 targets, linear + clamp, int64 ns: the warp
- * path (f32 D = 8: two full-width slots) and the split path (bf16 D = 12 in
- * half-width slots, f16 -> f32 D = 64, scalar f32 -> bf16 D = 7, bf16 D =
- * 256 in full-width slots), with random targets on short rows, then sorted
- * targets (a time grid) on rows of 2,000-40,000 samples, also rows whose
- * rate jumps (the uniform-rate guess misses); then a bad length, which the
- * data check must report. */
+ * path (f32 D = 8: two full-width slots; f64 D = 3) and the split path (bf16
+ * D = 12 in half-width slots, f16 -> f32 D = 64, scalar f32 -> bf16 D = 7,
+ * bf16 D = 256 in full-width slots), with random targets on short rows, then
+ * sorted targets (a time grid) on rows of 2,000-40,000 samples, also rows
+ * whose rate jumps (the uniform-rate guess misses) and steady 100 Hz rows (it
+ * misses by a few samples); then a bad length, which the data check must
+ * report. */
 static void test_resample_many_targets(void **state) {
   (void)state;
   static const struct {
@@ -374,17 +393,20 @@ static void test_resample_many_targets(void **state) {
                {ROBOCACHE_DTYPE_F16, ROBOCACHE_DTYPE_F32, 64},
                {ROBOCACHE_DTYPE_F32, ROBOCACHE_DTYPE_BF16, 7},
                {ROBOCACHE_DTYPE_BF16, ROBOCACHE_DTYPE_BF16, 256}};
-  for (int n = 0; n < 15; n++) {
+  for (int n = 0; n < 18; n++) {
     spec c = {.method = ROBOCACHE_LINEAR, .extrapolate = ROBOCACHE_EXTRAP_CLAMP};
     c.vdt = cases[n % 5].vdt, c.odt = cases[n % 5].odt, c.tdt = ROBOCACHE_DTYPE_I64;
     c.B = 70, c.S = n < 5 ? 50 : n == 8 ? 40000 : 2000 + 4000 * (n % 2), c.T = 1000;
     c.D = cases[n % 5].D;
     c.offset_ns = n % 2 ? -2500000 : 0;
-    c.sorted = n >= 5, c.bursty = n >= 10;
+    c.sorted = n >= 5, c.bursty = n >= 10 && n < 15, c.steady = n >= 15;
     check_case(&c, 700 + (uint64_t)n);
   }
   spec c = {.method = ROBOCACHE_LINEAR, .extrapolate = ROBOCACHE_EXTRAP_CLAMP};
-  c.vdt = c.odt = ROBOCACHE_DTYPE_F32, c.tdt = ROBOCACHE_DTYPE_I64;
+  c.vdt = c.odt = ROBOCACHE_DTYPE_F64, c.tdt = ROBOCACHE_DTYPE_I64;
+  c.B = 70, c.S = 2000, c.T = 1000, c.D = 3, c.steady = 1, c.offset_ns = 2500000;
+  check_case(&c, 720);
+  c.vdt = c.odt = ROBOCACHE_DTYPE_F32, c.steady = 0, c.offset_ns = 0;
   c.B = 70, c.S = 50, c.T = 1000, c.D = 8;
   rct_rng rng = rct_rng_seed(9);
   gpu_case g = case_new(&c, &rng);
@@ -398,19 +420,16 @@ static void test_resample_many_targets(void **state) {
   case_free(&g);
 }
 
-/* Non-contiguous values and out (every second element): the strided path. */
-static void test_resample_strided(void **state) {
-  (void)state;
-  const int64_t B = 3, S = 50, T = 70, D = 8;
-  rct_rng rng = rct_rng_seed(5);
-  spec c = {.method = ROBOCACHE_LINEAR, .extrapolate = ROBOCACHE_EXTRAP_EXTRAPOLATE};
-  c.vdt = c.odt = ROBOCACHE_DTYPE_F32, c.tdt = ROBOCACHE_DTYPE_I64;
-  c.B = B, c.S = S, c.T = T, c.D = D;
-  gpu_case g = case_new(&c, &rng);
+/* Case c with values and out at every second element of a buffer twice as
+ * large (strides 2, 2D, 2SD): scalar channel slots with strides. */
+static void check_strided(const spec *c, uint64_t seed) {
+  const int64_t B = c->B, S = c->S, T = c->T, D = c->D;
+  rct_rng rng = rct_rng_seed(seed);
+  gpu_case g = case_new(c, &rng);
   int64_t vshape[3] = {B, S, D}, vstr[3] = {S * D * 2, D * 2, 2};
   int64_t oshape[3] = {B, T, D}, ostr[3] = {T * D * 2, D * 2, 2};
-  rct_tensor *sv = rct_make_strided(ROBOCACHE_DTYPE_F32, 3, vshape, vstr);
-  rct_tensor *so = rct_make_strided(ROBOCACHE_DTYPE_F32, 3, oshape, ostr);
+  rct_tensor *sv = rct_make_strided(c->vdt, 3, vshape, vstr);
+  rct_tensor *so = rct_make_strided(c->odt, 3, oshape, ostr);
   rct_copy(sv, g.a.values);
   rct_tensor *cv = g.a.values, *co = g.a.out;
   g.a.values = sv, g.a.out = so;
@@ -423,11 +442,64 @@ static void test_resample_strided(void **state) {
   from_dev(gvalid, g.d.valid);
   g.a.values = cv, g.a.out = co;
   assert_int_equal(rct_resample(&g.a, 1, NULL, 0), ROBOCACHE_OK);
-  rct_assert_close(so, g.a.out, 2e-6, 0x1p-23, "strided out");
+  rct_assert_close(so, g.a.out, atol_of(c), rtol_of(c->odt), "strided out");
   rct_assert_bits_equal(gvalid, g.a.valid, "strided valid");
   robocache_ctx_free(ctx);
   rct_free(sv), rct_free(so), rct_free(gvalid);
   case_free(&g);
+}
+
+/* Strided values and out: the warp path (extrapolate), and the split path
+ * (linear + clamp, more than 65,536 targets, rows of 3 scalar slots). */
+static void test_resample_strided(void **state) {
+  (void)state;
+  spec c = {.method = ROBOCACHE_LINEAR, .extrapolate = ROBOCACHE_EXTRAP_EXTRAPOLATE};
+  c.vdt = c.odt = ROBOCACHE_DTYPE_F32, c.tdt = ROBOCACHE_DTYPE_I64;
+  c.B = 3, c.S = 50, c.T = 70, c.D = 8;
+  check_strided(&c, 5);
+  c.extrapolate = ROBOCACHE_EXTRAP_CLAMP, c.steady = 1, c.sorted = 1;
+  c.B = 70, c.S = 2000, c.T = 1000, c.D = 3;
+  check_strided(&c, 6);
+}
+
+/* The split path's launches hand work from their first blocks to their later
+ * ones through the context's workspace (rc_cuda_pipe), which each launch
+ * leaves zeroed for the next: three unchecked calls on one context with no
+ * synchronisation in between (cases 1, 2, then 1 again, different data of
+ * the same shapes), each output against the reference; then a checked call
+ * whose data check fails (a bad length, the CPU path's message) and a good
+ * call after it. */
+static void test_split_back_to_back(void **state) {
+  (void)state;
+  spec c = {.method = ROBOCACHE_LINEAR, .extrapolate = ROBOCACHE_EXTRAP_CLAMP};
+  c.vdt = c.odt = ROBOCACHE_DTYPE_BF16, c.tdt = ROBOCACHE_DTYPE_I64;
+  c.B = 70, c.S = 2000, c.T = 1000, c.D = 12, c.sorted = 1, c.steady = 1;
+  rct_rng rng = rct_rng_seed(11);
+  gpu_case g[2] = {case_new(&c, &rng), case_new(&c, &rng)};
+  for (int i = 0; i < 2; i++) {
+    assert_int_equal(rct_resample(&g[i].a, 1, NULL, 0), ROBOCACHE_OK);
+    case_upload(&g[i]);
+  }
+  robocache_ctx *ctx = NULL;
+  assert_int_equal(robocache_ctx_create(&ctx), ROBOCACHE_OK);
+  assert_int_equal(robocache_ctx_set_sync_checks(ctx, 0), ROBOCACHE_OK);
+  for (int k = 0; k < 3; k++)
+    assert_int_equal(gpu_resample(ctx, &g[k % 2].d, &g[k % 2].a.opt), ROBOCACHE_OK);
+  CU(cudaDeviceSynchronize());
+  assert_gpu_matches(&g[0], &c, "back to back, case 1");
+  assert_gpu_matches(&g[1], &c, "back to back, case 2");
+  assert_int_equal(robocache_ctx_set_sync_checks(ctx, 1), ROBOCACHE_OK);
+  int64_t *lengths = (int64_t *)g[0].d.lengths->t.data, bad = c.S + 1, good = 0;
+  CU(cudaMemcpy(&good, lengths + 5, sizeof good, cudaMemcpyDeviceToHost));
+  CU(cudaMemcpy(lengths + 5, &bad, sizeof bad, cudaMemcpyHostToDevice));
+  assert_int_equal(gpu_resample(ctx, &g[0].d, &g[0].a.opt), ROBOCACHE_INVALID_ARGUMENT);
+  assert_non_null(strstr(robocache_ctx_error_message(ctx), "lengths"));
+  CU(cudaMemcpy(lengths + 5, &good, sizeof good, cudaMemcpyHostToDevice));
+  poison(g[0].d.out), poison(g[0].d.valid);
+  assert_int_equal(gpu_resample(ctx, &g[0].d, &g[0].a.opt), ROBOCACHE_OK);
+  assert_gpu_matches(&g[0], &c, "after a failed check");
+  robocache_ctx_free(ctx);
+  case_free(&g[0]), case_free(&g[1]);
 }
 
 /* ---- errors ---------------------------------------------------------------------- */
@@ -772,6 +844,7 @@ int main(void) {
       cmocka_unit_test(test_resample_wide_rows),
       cmocka_unit_test(test_resample_many_targets),
       cmocka_unit_test(test_resample_strided),
+      cmocka_unit_test(test_split_back_to_back),
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_align_three_streams),
       cmocka_unit_test(test_align_default_options),
