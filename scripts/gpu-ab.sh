@@ -33,7 +33,7 @@ exec > >(tee "$LOG") 2>&1
 install_tree() { # SOURCE_DIR TARGET_DIR
   rm -rf "$2"
   "$PYTHON" -m pip install --no-build-isolation --no-deps -q --target "$2" \
-    -C cmake.define.ROBOCACHE_CUDA=ON -C cmake.define.ROBOCACHE_HDF5=OFF \
+    -C cmake.define.ROBOCACHE_CUDA=ON \
     -C cmake.define.CMAKE_CUDA_ARCHITECTURES="$ARCH" "$1"
 }
 

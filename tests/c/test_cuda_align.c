@@ -106,10 +106,13 @@ typedef struct spec {
   robocache_dtype vdt, odt, tdt;
   int64_t B, S, T, D;
   int64_t offset_ns, max_gap_ns, tolerance_ns;
-  int bursty; /* steps of 1 us or 20 ms: defeats the uniform-rate guess */
   int sorted; /* int64 target times sorted in each row (as a time grid) */
-  int steady; /* steps of 9-11 ms (100 Hz +-10 %, as the GPU benchmark): on long rows
-                 the first probe window misses by a few samples, the next round finds them */
+  enum {
+    STEPS_RANDOM, /* 1-20 ms */
+    STEPS_BURSTY, /* 1 us or 20 ms: defeats the uniform-rate guess */
+    STEPS_STEADY  /* 9-11 ms (100 Hz +-10 %, as the GPU benchmark): on long rows the
+                     first probe window misses by a few samples, the next round finds them */
+  } steps;
 } spec;
 
 static double time_at(const rct_tensor *t, int64_t i) {
@@ -179,7 +182,7 @@ static rct_resample_args make_case(const spec *c, rct_rng *rng, unsigned char *o
   a.out = rct_make3(c->odt, c->B, c->T, c->D);
   a.valid = rct_make2(ROBOCACHE_DTYPE_U8, c->B, c->T);
   int64_t start = c->tdt == ROBOCACHE_DTYPE_I64 ? 1600000000000000000ll : 1000000000ll;
-  if (c->bursty) {
+  if (c->steps == STEPS_BURSTY) {
     rct_fill_times(a.times, rng, start, 1000, 1000);
     for (int64_t b = 0; b < c->B; b++) { /* every 50th step 20 ms instead of 1 us */
       for (int64_t i = 1; i < c->S; i++) {
@@ -190,7 +193,7 @@ static rct_resample_args make_case(const spec *c, rct_rng *rng, unsigned char *o
           rct_set(a.times, b * c->S + i, rct_get(a.times, b * c->S + i) + extra * 1e-9);
       }
     }
-  } else if (c->steady) {
+  } else if (c->steps == STEPS_STEADY) {
     rct_fill_times(a.times, rng, start, 9000000, 11000000);
   } else {
     rct_fill_times(a.times, rng, start, 1000000, 20000000);
@@ -334,7 +337,7 @@ static void test_resample_parity(void **state) {
 static void test_resample_search_and_width(void **state) {
   (void)state;
   spec c = {.method = ROBOCACHE_LINEAR, .extrapolate = ROBOCACHE_EXTRAP_CLAMP};
-  c.B = 4, c.S = 3000, c.T = 300, c.D = 260, c.bursty = 1;
+  c.B = 4, c.S = 3000, c.T = 300, c.D = 260, c.steps = STEPS_BURSTY;
   for (int t = 0; t < 3; t++) {
     c.tdt = time_dtypes[t];
     c.vdt = c.odt = ROBOCACHE_DTYPE_F32;
@@ -342,12 +345,12 @@ static void test_resample_search_and_width(void **state) {
     c.vdt = c.odt = ROBOCACHE_DTYPE_BF16;
     check_case(&c, 88 + (uint64_t)t);
   }
-  c.bursty = 0, c.D = 300, c.tdt = ROBOCACHE_DTYPE_I64, c.method = ROBOCACHE_NEAREST;
+  c.steps = STEPS_RANDOM, c.D = 300, c.tdt = ROBOCACHE_DTYPE_I64, c.method = ROBOCACHE_NEAREST;
   c.vdt = ROBOCACHE_DTYPE_F16, c.odt = ROBOCACHE_DTYPE_F32;
   check_case(&c, 99);
   /* steady 100 Hz rows of 4,096 samples, random targets: the wide path (int64 ns,
    * bf16 D = 32) and the warp path (f64 and f32 seconds) */
-  c.method = ROBOCACHE_LINEAR, c.steady = 1, c.B = 16, c.S = 4096, c.T = 1024, c.D = 32;
+  c.method = ROBOCACHE_LINEAR, c.steps = STEPS_STEADY, c.B = 16, c.S = 4096, c.T = 1024, c.D = 32;
   c.vdt = c.odt = ROBOCACHE_DTYPE_BF16;
   for (int t = 0; t < 3; t++) {
     c.tdt = time_dtypes[t];
@@ -399,14 +402,16 @@ static void test_resample_many_targets(void **state) {
     c.B = 70, c.S = n < 5 ? 50 : n == 8 ? 40000 : 2000 + 4000 * (n % 2), c.T = 1000;
     c.D = cases[n % 5].D;
     c.offset_ns = n % 2 ? -2500000 : 0;
-    c.sorted = n >= 5, c.bursty = n >= 10 && n < 15, c.steady = n >= 15;
+    c.sorted = n >= 5;
+    c.steps = n >= 15 ? STEPS_STEADY : n >= 10 ? STEPS_BURSTY : STEPS_RANDOM;
     check_case(&c, 700 + (uint64_t)n);
   }
+  spec f = {.method = ROBOCACHE_LINEAR, .extrapolate = ROBOCACHE_EXTRAP_CLAMP};
+  f.vdt = f.odt = ROBOCACHE_DTYPE_F64, f.tdt = ROBOCACHE_DTYPE_I64;
+  f.B = 70, f.S = 2000, f.T = 1000, f.D = 3, f.steps = STEPS_STEADY, f.offset_ns = 2500000;
+  check_case(&f, 720);
   spec c = {.method = ROBOCACHE_LINEAR, .extrapolate = ROBOCACHE_EXTRAP_CLAMP};
-  c.vdt = c.odt = ROBOCACHE_DTYPE_F64, c.tdt = ROBOCACHE_DTYPE_I64;
-  c.B = 70, c.S = 2000, c.T = 1000, c.D = 3, c.steady = 1, c.offset_ns = 2500000;
-  check_case(&c, 720);
-  c.vdt = c.odt = ROBOCACHE_DTYPE_F32, c.steady = 0, c.offset_ns = 0;
+  c.vdt = c.odt = ROBOCACHE_DTYPE_F32, c.tdt = ROBOCACHE_DTYPE_I64;
   c.B = 70, c.S = 50, c.T = 1000, c.D = 8;
   rct_rng rng = rct_rng_seed(9);
   gpu_case g = case_new(&c, &rng);
@@ -457,14 +462,13 @@ static void test_resample_strided(void **state) {
   c.vdt = c.odt = ROBOCACHE_DTYPE_F32, c.tdt = ROBOCACHE_DTYPE_I64;
   c.B = 3, c.S = 50, c.T = 70, c.D = 8;
   check_strided(&c, 5);
-  c.extrapolate = ROBOCACHE_EXTRAP_CLAMP, c.steady = 1, c.sorted = 1;
+  c.extrapolate = ROBOCACHE_EXTRAP_CLAMP, c.steps = STEPS_STEADY, c.sorted = 1;
   c.B = 70, c.S = 2000, c.T = 1000, c.D = 3;
   check_strided(&c, 6);
 }
 
-/* The split path's launches hand work from their first blocks to their later
- * ones through the context's workspace (rc_cuda_pipe), which each launch
- * leaves zeroed for the next: three unchecked calls on one context with no
+/* The split path's items live in the context's workspace scratch, which the
+ * next call reuses: three unchecked calls on one context with no
  * synchronisation in between (cases 1, 2, then 1 again, different data of
  * the same shapes), each output against the reference; then a checked call
  * whose data check fails (a bad length, the CPU path's message) and a good
@@ -473,7 +477,7 @@ static void test_split_back_to_back(void **state) {
   (void)state;
   spec c = {.method = ROBOCACHE_LINEAR, .extrapolate = ROBOCACHE_EXTRAP_CLAMP};
   c.vdt = c.odt = ROBOCACHE_DTYPE_BF16, c.tdt = ROBOCACHE_DTYPE_I64;
-  c.B = 70, c.S = 2000, c.T = 1000, c.D = 12, c.sorted = 1, c.steady = 1;
+  c.B = 70, c.S = 2000, c.T = 1000, c.D = 12, c.sorted = 1, c.steps = STEPS_STEADY;
   rct_rng rng = rct_rng_seed(11);
   gpu_case g[2] = {case_new(&c, &rng), case_new(&c, &rng)};
   for (int i = 0; i < 2; i++) {
