@@ -9,11 +9,12 @@
 # (.ab/ listed in .git/info/exclude, like .gpu-deps/: see docs/cuda.md)
 #
 # Each tree is installed (pip --no-build-isolation, CUDA on, sm_90) into a
-# folder of its own; then, ROUNDS times (default 2), every BENCH (default
-# bench/bench_gpu_align.py; benchmarks that time robocache through the
-# Python package only) runs with the base, then with the working tree,
-# writing its JSON to OUT_DIR/base-R and OUT_DIR/new-R. The working tree's
-# benchmark scripts are used for both. Log: OUT_DIR/gpu-ab.log.
+# folder of its own, and when bench/bench_gpu_voxel.py is a BENCH its C
+# harness (bench_voxel_cuda) is built from each tree too; then, ROUNDS times
+# (default 2), every BENCH (default bench/bench_gpu_align.py) runs with the
+# base, then with the working tree, writing its JSON to OUT_DIR/base-R and
+# OUT_DIR/new-R. The working tree's benchmark scripts are used for both.
+# Log: OUT_DIR/gpu-ab.log.
 set -u -o pipefail
 
 OUT=${1:?usage: scripts/gpu-ab.sh OUT_DIR BASE_TAR [BENCH...]}
@@ -37,16 +38,28 @@ install_tree() { # SOURCE_DIR TARGET_DIR
     -C cmake.define.CMAKE_CUDA_ARCHITECTURES="$ARCH" "$1"
 }
 
+build_voxel_harness() { # SOURCE_DIR BUILD_DIR
+  cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=Release -DROBOCACHE_CUDA=ON \
+    -DROBOCACHE_HDF5=OFF -DROBOCACHE_BUILD_TESTS=OFF -DROBOCACHE_BUILD_CLI=OFF \
+    -DCMAKE_CUDA_ARCHITECTURES="$ARCH" >/dev/null &&
+    cmake --build "$2" --target bench_voxel_cuda -j "$(nproc)" >/dev/null
+}
+
 rm -rf "$WORK" && mkdir -p "$WORK"
 tar -xf "$BASE_TAR" -C "$WORK"
 install_tree "$WORK/base" "$WORK/site-base" || exit 1
 install_tree "$ROOT" "$WORK/site-new" || exit 1
+if [[ " ${BENCHES[*]} " == *" bench/bench_gpu_voxel.py "* ]]; then
+  build_voxel_harness "$WORK/base" "$WORK/build-base" || exit 1
+  build_voxel_harness "$ROOT" "$WORK/build-new" || exit 1
+fi
 
 for round in $(seq 1 "${ROUNDS:-2}"); do
   for side in base new; do
     for b in "${BENCHES[@]}"; do
       echo "===== round $round, $side: $b"
       (cd /tmp && PYTHONPATH="$WORK/site-$side" PYTHONUNBUFFERED=1 \
+        BENCH_VOXEL_BIN="$WORK/build-$side/bench/bench_voxel_cuda" \
         "$PYTHON" "$ROOT/$b" --out "$OUT/$side-$round") || exit 1
     done
   done

@@ -350,15 +350,25 @@ robocache_status rc_launch_wide(robocache_ctx *ctx, const rc_align_args &args, i
 
 /* ---- Split path: one stream, default options, more than
  * RC_WIDE_MAX_TARGETS targets (docs/cuda.md, "Split path"). One thread per
- * target resolves it into the call's scratch (rc_split_item); a second
- * kernel moves the channels, one slot per thread, reading the item instead
- * of searching. Two kernels that each do one job keep more warps resident
- * than one that does both. */
+ * target resolves it into the call's scratch (rc_split_item, 8 bytes); a
+ * second kernel moves the channels, one slot per thread, reading the item
+ * instead of searching. Two kernels that each do one job keep more warps
+ * resident than one that does both. */
 struct rc_split_item {
-  int32_t i0, i1; /* samples used (i1 == i0 unless interpolating) */
-  float w;        /* weight of i1; CONST: the value */
-  int32_t mode;   /* CH_* */
+  int32_t i0; /* sample of the row; -1: CONST */
+  float w;    /* CONST: the value; else the weight of sample i0 + 1 (0: COPY i0) */
 };
+
+/* The item of target r (mode CH_* and value w of its rc_item): the default
+ * options interpolate only between samples i0 and i0 + 1 with a weight that
+ * is not 0 as a float (int64 ns times: at least 2^-64), so the weight tells
+ * LERP from COPY. */
+__device__ __forceinline__ rc_split_item rc_split_item_of(const rc_target &r, int mode, double w) {
+  rc_split_item it;
+  it.i0 = mode == CH_CONST ? -1 : (int32_t)r.i0;
+  it.w = mode == CH_COPY ? 0.0f : (float)w;
+  return it;
+}
 
 __global__ void __launch_bounds__(RC_WIDE_BLOCK)
     rc_split_decide_kernel(const __grid_constant__ rc_align_args args, rc_split_item *items) {
@@ -370,21 +380,17 @@ __global__ void __launch_bounds__(RC_WIDE_BLOCK)
     const rc_target r = rc_decide_target<ROBOCACHE_DTYPE_I64, true>(args.a, s, args.k_base, b, t);
     rc_store_valid(args, b, t, args.k_base, r.valid);
     const rc_item e = rc_item_of(args, s, b, t, r);
-    rc_split_item it;
-    it.i0 = (int32_t)r.i0;
-    it.i1 = (int32_t)r.i1;
-    it.w = (float)e.w;
-    it.mode = e.mode;
-    items[target] = it;
+    items[target] = rc_split_item_of(r, e.mode, e.w);
   }
   if (args.check_total)
     rc_check_data<ROBOCACHE_DTYPE_I64>(args.a, args.s, 1, args.k_base == 0, args.check_total);
 }
 
-/* Thread (target, slot): CONST writes w, COPY sample i0 (i1 == i0), LERP
- * a + w (c - a). Launched as a programmatic dependent of the decide kernel
- * on sm_90 and later (rc_launch_split_move): it may start while that one
- * finishes, and waits for it (griddepcontrol.wait) before reading items. */
+/* Thread (target, slot): CONST writes w, COPY sample i0, LERP a + w (c - a)
+ * of samples i0 and i0 + 1. Launched as a programmatic dependent of the
+ * decide kernel on sm_90 and later (rc_launch_split_move): it may start
+ * while that one finishes, and waits for it (griddepcontrol.wait) before
+ * reading items. */
 template <class In, class Out, int N>
 __global__ void __launch_bounds__(RC_WIDE_BLOCK)
     rc_split_move_kernel(const __grid_constant__ rc_align_args args, const rc_split_item *items) {
@@ -395,13 +401,14 @@ __global__ void __launch_bounds__(RC_WIDE_BLOCK)
   const uint32_t b = target / T, t = target - b * T;
   rc_pdl_wait();
   const rc_split_item it = items[target];
-  const In *vals = (const In *)s.values;
-  const int64_t ch = (int64_t)sub * N * s.vs_d;
-  const rc_vec<In, N> a = *(const rc_vec<In, N> *)(vals + b * s.vs_b + it.i0 * s.vs_s + ch);
-  const rc_vec<In, N> c = *(const rc_vec<In, N> *)(vals + b * s.vs_b + it.i1 * s.vs_s + ch);
+  const int mode = it.i0 < 0 ? CH_CONST : it.w == 0.0f ? CH_COPY : CH_LERP;
+  const int64_t i0 = it.i0 < 0 ? 0 : it.i0, i1 = i0 + (mode == CH_LERP);
+  const In *vals = (const In *)s.values + b * s.vs_b + (int64_t)sub * N * s.vs_d;
+  const rc_vec<In, N> a = *(const rc_vec<In, N> *)(vals + i0 * s.vs_s);
+  const rc_vec<In, N> c = *(const rc_vec<In, N> *)(vals + i1 * s.vs_s);
   rc_vec<Out, N> y;
 #pragma unroll
-  for (int i = 0; i < N; i++) from_c(rc_channel(it.mode, a.e[i], c.e[i], it.w), y.e[i]);
+  for (int i = 0; i < N; i++) from_c(rc_channel(mode, a.e[i], c.e[i], it.w), y.e[i]);
   *(rc_vec<Out, N> *)((Out *)args.out + b * args.os_b + t * args.os_t +
                       (int64_t)sub * N * args.os_d) = y;
 }

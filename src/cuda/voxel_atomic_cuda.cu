@@ -48,19 +48,36 @@ __global__ void zero_kernel(atomic_args a) {
   if (a.counters && first == 0) *a.counters = rc_voxel_counters{};
 }
 
-/* What point i (in cell `cell`, -1 when dropped) adds; returns 1 when its
- * cell was empty (counted in checked mode). */
+/* Called by every lane of the warp: the number of consecutive lanes from
+ * this one on whose points fall in `cell`, when this lane starts such a run
+ * (the previous lane's cell differs), else 0. Points of a scan come in scan
+ * order, so neighbours often share a cell (a KITTI scan into 128^3 cells:
+ * 120,533 points in 30,087 runs of a warp's lanes); one atomicAdd per run
+ * instead of per point. */
+__device__ __forceinline__ unsigned int run_length(int64_t cell) {
+  const unsigned int lane = threadIdx.x & 31;
+  const int64_t before = __shfl_up_sync(0xffffffffu, (long long)cell, 1);
+  const unsigned int starts = __ballot_sync(0xffffffffu, lane == 0 || before != cell);
+  if (!(starts >> lane & 1u)) return 0;
+  const unsigned int later = starts & ~(0xffffffffu >> (31 - lane)); /* starts above this lane */
+  return (later ? __ffs(later) - 1 : 32) - lane;
+}
+
+/* What point i (in cell `cell`, -1 when dropped) adds (COUNT: the n points
+ * of its run, none when n is 0); returns 1 when its cell was empty (counted
+ * in checked mode). */
 template <int OP>
-__device__ __forceinline__ unsigned int apply(const atomic_args &a, int64_t i, int64_t cell) {
-  if (cell < 0) return 0;
+__device__ __forceinline__ unsigned int apply(const atomic_args &a, int64_t i, int64_t cell,
+                                              unsigned int n) {
+  if (cell < 0 || n == 0) return 0;
   if (OP == OP_OCC8) {
     ((uint8_t *)a.out)[cell] = 1;
     return 0;
   }
   unsigned int *w = (unsigned int *)a.out + cell;
   if (OP == OP_COUNT32) {
-    if (a.counters) return atomicAdd(w, 1u) == 0u;
-    atomicAdd(w, 1u); /* no return value: a reduction, no round trip */
+    if (a.counters) return atomicAdd(w, n) == 0u;
+    atomicAdd(w, n); /* no return value: a reduction, no round trip */
     return 0;
   }
   unsigned int fresh = 0;
@@ -84,8 +101,9 @@ template <int OP> __global__ void atomic_kernel(atomic_args a) {
   const int64_t cell =
       i < a.src.N ? rc_voxel_cell(a.src, i, OP == OP_MAX ? a.F * a.G : a.G, &nonfinite, &range)
                   : -1;
+  const unsigned int n = OP == OP_COUNT32 ? run_length(cell) : 1;
   rc_pdl_wait();
-  const unsigned int fresh = apply<OP>(a, i, cell);
+  const unsigned int fresh = apply<OP>(a, i, cell, n);
   if (!a.counters) return;
   rc_voxel_count_dropped(a.src, a.counters, nonfinite, range);
   rc_voxel_block_add(&a.counters->nonempty, fresh);

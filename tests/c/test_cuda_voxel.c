@@ -399,9 +399,9 @@ static void test_special_values(void **state) {
 }
 
 /* Voxel v (distinct cells of the 0.5 m grid over BOX) gets sizes[v] points
- * with special features now and then, and a few NaN / out-of-range points
- * join; all in random order (the GPU's provisional ranks scrambled). */
-static rct_tensor *sized_voxels(rct_rng *r, const int64_t *sizes, int nvox, int64_t C) {
+ * with special features now and then, one after another, then a few NaN /
+ * out-of-range points. */
+static rct_tensor *sized_voxels_in_order(rct_rng *r, const int64_t *sizes, int nvox, int64_t C) {
   int64_t n = 0;
   for (int v = 0; v < nvox; v++) n += sizes[v];
   n += n / 100 + 2;
@@ -419,6 +419,14 @@ static rct_tensor *sized_voxels(rct_rng *r, const int64_t *sizes, int nvox, int6
       if (v == nvox) rct_set(t, i * C + k % 3, k % 2 ? NAN : 50.0);
     }
   }
+  return t;
+}
+
+/* sized_voxels_in_order in random order (the GPU's provisional ranks
+ * scrambled). */
+static rct_tensor *sized_voxels(rct_rng *r, const int64_t *sizes, int nvox, int64_t C) {
+  rct_tensor *t = sized_voxels_in_order(r, sizes, nvox, C);
+  const int64_t n = t->shape[0];
   for (int64_t a = n - 1; a > 0; a--) { /* Fisher-Yates */
     const int64_t b = rct_rng_int(r, 0, a);
     for (int64_t c = 0; c < C; c++) {
@@ -527,6 +535,36 @@ static void test_many_giant_voxels(void **state) {
   rct_free(pts);
 }
 
+/* COUNT adds a warp's consecutive points of one cell with one atomic: voxels
+ * of 1-100 points in input order (runs shorter than, as long as and longer
+ * than a warp), broken by dropped points, and as a batch whose cloud
+ * boundaries fall inside runs (the same cell of two clouds is two cells). */
+static void test_count_runs(void **state) {
+  (void)state;
+  rct_rng r = rct_rng_seed(32);
+  const rcv_grid g = {{0.5f, 0.5f, 0.5f}, BOX};
+  const int64_t sizes[10] = {1, 31, 32, 33, 64, 5, 100, 2, 40, 70};
+  rct_tensor *pts = sized_voxels_in_order(&r, sizes, 10, 4);
+  const int64_t n = pts->shape[0];
+  for (int64_t i = 7; i < n; i += 29) rct_set(pts, i * 4, NAN);
+  const int64_t off[5] = {0, 45, 45, 200, n};
+  rct_tensor *offsets = rcv_offsets(off, 4);
+  for (int batched = 0; batched < 2; batched++) {
+    for (int f32 = 0; f32 < 2; f32++) {
+      const robocache_dtype dtype = f32 ? ROBOCACHE_DTYPE_F32 : ROBOCACHE_DTYPE_I32;
+      rct_tensor *o = batched ? offsets : NULL;
+      char label[64];
+      snprintf(label, sizeof label, "runs of one cell, %s, dtype %d",
+               batched ? "batched" : "one cloud", (int)dtype);
+      rcv_result c = rcv_dense(pts, o, g, ROBOCACHE_VOXEL_COUNT, dtype, CPU);
+      rcv_result a = gpu_dense(pts, o, g, ROBOCACHE_VOXEL_COUNT, dtype, 1);
+      rcv_result b = gpu_dense(pts, o, g, ROBOCACHE_VOXEL_COUNT, dtype, 1);
+      assert_runs_agree(&c, &a, &b, gpu_dense(pts, o, g, ROBOCACHE_VOXEL_COUNT, dtype, 0), label);
+    }
+  }
+  rct_free(offsets), rct_free(pts);
+}
+
 /* COUNT / OCCUPANCY / MAX (out zeroed by a kernel of their own): outputs
  * that start off a 16-byte boundary (their first and last bytes zeroed one by
  * one), and a batch of 8 scans (980K points) into eight 128^3 grids (64 MB:
@@ -628,6 +666,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_many_giant_voxels),
       cmocka_unit_test(test_parallel_and_chain_sums),
       cmocka_unit_test(test_atomic_modes_unaligned_and_batched),
+      cmocka_unit_test(test_count_runs),
       cmocka_unit_test(test_edge_cases_and_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
