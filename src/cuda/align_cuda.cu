@@ -354,9 +354,9 @@ robocache_status rc_launch_wide(robocache_ctx *ctx, const rc_align_args &args, i
  * second kernel moves the channels, one slot per thread, reading the item
  * instead of searching. Two kernels that each do one job keep more warps
  * resident than one that does both. */
-struct rc_split_item {
-  int32_t i0; /* sample of the row; -1: CONST */
-  float w;    /* CONST: the value; else the weight of sample i0 + 1 (0: COPY i0) */
+struct alignas(8) rc_split_item { /* aligned: one 8-byte store and load */
+  int32_t i0;                     /* sample of the row; -1: CONST */
+  float w;                        /* CONST: the value; else the weight of i0 + 1 (0: COPY) */
 };
 
 /* The item of target r (mode CH_* and value w of its rc_item): the default
@@ -475,8 +475,8 @@ int rc_rounds(int64_t slots, int vec) {
  * takes, and then d's group and rounds: RC_PATH_WIDE for at most
  * RC_WIDE_MAX_TARGETS targets with full-width slots, RC_PATH_SPLIT for more
  * targets (any vec, one slot per thread; not f64, whose weight the item's
- * float cannot hold); both only with the default options and int64 ns
- * times. */
+ * float cannot hold); both only with the default options, int64 ns times
+ * and S <= INT32_MAX (d->simple: 32-bit indices, the item's sample). */
 enum { RC_PATH_WARP = 0, RC_PATH_WIDE = 1, RC_PATH_SPLIT = 2 };
 int rc_path_plan(const rc_align_problem *p, const rc_stream_view *sv, rc_stream_desc *d) {
   const int widest = rc_widest(sv, &p->out);
@@ -485,8 +485,7 @@ int rc_path_plan(const rc_align_problem *p, const rc_stream_view *sv, rc_stream_
   if (p->time_dtype != ROBOCACHE_DTYPE_I64 || !d->simple || slots < 1) return RC_PATH_WARP;
   int path = targets <= RC_WIDE_MAX_TARGETS ? RC_PATH_WIDE : RC_PATH_SPLIT;
   if (path == RC_PATH_WIDE && (d->vec != widest || slots < RC_WIDE_MIN_SLOTS)) return RC_PATH_WARP;
-  if (path == RC_PATH_SPLIT &&
-      (f64 || sv->S > INT32_MAX || (d->vec == widest && slots < RC_WIDE_MIN_SLOTS)))
+  if (path == RC_PATH_SPLIT && (f64 || (d->vec == widest && slots < RC_WIDE_MIN_SLOTS)))
     return RC_PATH_WARP;
   int rounds = path == RC_PATH_WIDE ? rc_rounds(slots, d->vec) : 1;
   if (targets * (slots / rounds) > INT32_MAX) return RC_PATH_WARP; /* 32-bit thread index */

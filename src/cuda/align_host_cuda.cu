@@ -29,7 +29,7 @@ rc_stream_desc rc_cuda_stream_desc(const rc_align_problem *p, int k) {
   d.D = s->D;
   d.col = s->col;
   d.opt = s->opt;
-  d.simple = rc_is_simple(&s->opt);
+  d.simple = rc_is_simple(&s->opt) && s->S <= INT32_MAX; /* 32-bit search indices */
   d.dtype = s->values.dtype;
   return d;
 }

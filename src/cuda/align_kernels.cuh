@@ -34,7 +34,8 @@ struct rc_stream_desc {
   int32_t log_rounds;  /* log2 of the slot rounds per lane and target */
   int32_t log_targets; /* log2 of the targets of one warp (>= 5 - log_group) */
   int32_t block_begin; /* first block of this stream in the grid */
-  int32_t simple;      /* rc_is_simple(&opt): rc_decide_found applies (int64 times) */
+  int32_t simple;      /* rc_is_simple(&opt) and S <= INT32_MAX: rc_decide_found
+                          applies (int64 times), with 32-bit search indices */
   int32_t group;       /* wide path: threads per target */
   int32_t rounds;      /* wide path: slots per thread */
 };
@@ -131,10 +132,10 @@ __device__ __forceinline__ float rc_span(double a, double b) { return (float)(b 
  * the window [g, g + RC_PROBES) starts one before it, moved inside the
  * bracket (lo, hi) where the bracket is wide enough, and inside [1, n). A
  * NaN estimate counts as lo. */
-__device__ __forceinline__ int64_t rc_probe_start(float pos, int64_t lo, int64_t hi, int64_t n) {
-  int64_t g = !(pos >= (float)(lo + 2))              ? lo + 1
-              : !(pos < (float)(hi - RC_PROBES + 2)) ? hi - RC_PROBES + 1
-                                                     : (int64_t)pos - 1;
+template <class I> __device__ __forceinline__ I rc_probe_start(float pos, I lo, I hi, I n) {
+  I g = !(pos >= (float)(lo + 2))              ? lo + 1
+        : !(pos < (float)(hi - RC_PROBES + 2)) ? hi - RC_PROBES + 1
+                                               : (I)pos - 1;
   return g < 1 ? 1 : g > n - RC_PROBES ? n - RC_PROBES : g;
 }
 
@@ -151,12 +152,12 @@ __device__ __forceinline__ int64_t rc_probe_start(float pos, int64_t lo, int64_t
  * where a bisection after one missed window took 13). The invariant
  * time(lo) <= x < time(hi) (virtual ends -1, n) holds whatever the data, so
  * indices stay in [-1, n); the estimates only choose which samples to load. */
-template <class Row>
+template <class I, class Row>
 __device__ __forceinline__ rc_found<typename Row::time_t>
-rc_search(const Row &row, int64_t n, typename Row::time_t x, typename Row::time_t first,
+rc_search(const Row &row, I n, typename Row::time_t x, typename Row::time_t first,
           typename Row::time_t last) {
   typedef typename Row::time_t time_t;
-  int64_t lo = -1, hi = n;
+  I lo = -1, hi = n;
   time_t t_lo = first, t_hi = last;
   if (n > RC_PROBES) {
     if (!(first <= x)) return {-1, first, first};
@@ -166,25 +167,27 @@ rc_search(const Row &row, int64_t n, typename Row::time_t x, typename Row::time_
     float pos = __fdividef(rc_span(first, x), rc_span(first, last)) * (float)(n - 1);
 #pragma unroll 1
     for (int round = 0; round < RC_PROBE_ROUNDS; round++) {
-      const int64_t g = rc_probe_start(pos, lo, hi, n);
+      const I g = rc_probe_start(pos, lo, hi, n);
       time_t probe[RC_PROBES];
 #pragma unroll
       for (int k = 0; k < RC_PROBES; k++) probe[k] = row.at(g + k);
+        /* selects, no branches: a probe inside (lo, hi) moves one end */
 #pragma unroll
       for (int k = 0; k < RC_PROBES; k++) {
-        int64_t i = g + k;
-        if (i <= lo || i >= hi) continue;
-        if (probe[k] <= x)
-          lo = i, t_lo = probe[k];
-        else
-          hi = i, t_hi = probe[k];
+        const I i = g + k;
+        const bool inside = i > lo && i < hi, below = probe[k] <= x;
+        const bool up = inside && below, down = inside && !below;
+        lo = up ? i : lo;
+        t_lo = up ? probe[k] : t_lo;
+        hi = down ? i : hi;
+        t_hi = down ? probe[k] : t_hi;
       }
       if (hi - lo <= 1) break;
       /* samples per unit of time in the window (NaN, inf or 0 for bad data:
        * the next window then starts at the bracket's edge) */
       const float rate =
           __fdividef((float)(RC_PROBES - 1), rc_span(probe[0], probe[RC_PROBES - 1]));
-      const int64_t last_probe = g + RC_PROBES - 1;
+      const I last_probe = g + RC_PROBES - 1;
       if (lo >= last_probe)
         pos = (float)last_probe + rc_span(probe[RC_PROBES - 1], x) * rate;
       else if (hi <= g)
@@ -194,7 +197,7 @@ rc_search(const Row &row, int64_t n, typename Row::time_t x, typename Row::time_
     }
   }
   while (hi - lo > 1) {
-    int64_t mid = lo + ((hi - lo) >> 1);
+    I mid = lo + ((hi - lo) >> 1);
     time_t t_mid = row.at(mid);
     if (t_mid <= x)
       lo = mid, t_lo = t_mid;
@@ -265,7 +268,8 @@ __device__ __forceinline__ rc_target rc_decide_target(const rc_target_desc &a,
   rc_target poison = rc_target_none(RC_TGT_POISON, 0, RC_TERR_NONE);
   if (n == 0) return poison;
   if constexpr (TIME_DTYPE == ROBOCACHE_DTYPE_I64)
-    if (SIMPLE || s.simple) return rc_decide_found(n, x, rc_search(row, n, x, first, last));
+    if (SIMPLE || s.simple)
+      return rc_decide_found(n, x, rc_search(row, (int32_t)n, x, first, last));
   if (!Row::usable(x)) return poison;
   const robocache_interp_options &o = s.opt;
   rc_bracket br = row.bracket(&o, n, x, rc_search(row, n, x, first, last).lo);
