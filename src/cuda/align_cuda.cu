@@ -205,6 +205,27 @@ __device__ __forceinline__ void rc_move_stream(const rc_stream_desc &s, const rc
     rc_move<In, Out, 1>(s, items, out, os_d);
 }
 
+/* n / d for n < 2^31 and 1 <= d < 2^31 by a multiply and a shift, with m =
+ * ceil(2^k / d), k = 31 + ceil(log2 d) (the round-up method of Granlund and
+ * Montgomery: m d = 2^k + e with e < d, so n m / 2^k exceeds n / d by less
+ * than 1 / d, which never reaches the next integer). The wide and split
+ * paths divide thread indices by the threads per target and by T with it. */
+struct rc_fastdiv {
+  uint64_t m;
+  uint32_t k;
+};
+
+rc_fastdiv rc_fastdiv_of(uint32_t d) {
+  uint32_t l = 0;
+  while (((uint64_t)1 << l) < d) l++;
+  const uint32_t k = 31 + l;
+  return {(((uint64_t)1 << k) + d - 1) / d, k};
+}
+
+__device__ __forceinline__ uint32_t rc_div(uint32_t n, rc_fastdiv f) {
+  return (uint32_t)((n * f.m) >> f.k);
+}
+
 struct rc_align_args {
   rc_target_desc a;
   rc_stream_desc s[RC_CUDA_MAX_STREAMS];
@@ -214,7 +235,8 @@ struct rc_align_args {
   int64_t os_b, os_t, os_d;
   uint8_t *valid;
   int64_t va_b, va_t, va_k;
-  int64_t check_total; /* elements of the data checks; 0: none */
+  int64_t check_total;       /* elements of the data checks; 0: none */
+  rc_fastdiv by_T, by_group; /* wide and split paths: / T, / s[0].group */
 };
 
 /* The item of target r of stream s at (b, t). */
@@ -306,9 +328,9 @@ __global__ void __launch_bounds__(RC_WIDE_BLOCK, 4)
   const rc_stream_desc &s = args.s[0]; /* fixed offsets: the K = 1 launch */
   /* < 2^31 threads (checked on the host): 32-bit index math */
   const uint32_t id = blockIdx.x * RC_WIDE_BLOCK + threadIdx.x, G = (uint32_t)s.group;
-  const uint32_t target = id / G, sub = id - target * G, T = (uint32_t)args.a.T;
+  const uint32_t target = rc_div(id, args.by_group), sub = id - target * G, T = (uint32_t)args.a.T;
   if (target < (uint64_t)args.a.B * T) {
-    const uint32_t b = target / T, t = target - b * T;
+    const uint32_t b = rc_div(target, args.by_T), t = target - b * T;
     const rc_target r = rc_decide_target<ROBOCACHE_DTYPE_I64, true>(args.a, s, args.k_base, b, t);
     if (sub == 0) rc_store_valid(args, b, t, args.k_base, r.valid);
     const rc_item e = rc_item_of(args, s, b, t, r);
@@ -376,7 +398,7 @@ __global__ void __launch_bounds__(RC_WIDE_BLOCK)
   const uint32_t target = blockIdx.x * RC_WIDE_BLOCK + threadIdx.x, T = (uint32_t)args.a.T;
   rc_pdl_let_dependents_launch();
   if (target < (uint64_t)args.a.B * T) {
-    const uint32_t b = target / T, t = target - b * T;
+    const uint32_t b = rc_div(target, args.by_T), t = target - b * T;
     const rc_target r = rc_decide_target<ROBOCACHE_DTYPE_I64, true>(args.a, s, args.k_base, b, t);
     rc_store_valid(args, b, t, args.k_base, r.valid);
     const rc_item e = rc_item_of(args, s, b, t, r);
@@ -396,9 +418,9 @@ __global__ void __launch_bounds__(RC_WIDE_BLOCK)
     rc_split_move_kernel(const __grid_constant__ rc_align_args args, const rc_split_item *items) {
   const rc_stream_desc &s = args.s[0];
   const uint32_t id = blockIdx.x * RC_WIDE_BLOCK + threadIdx.x, G = (uint32_t)s.group;
-  const uint32_t target = id / G, sub = id - target * G, T = (uint32_t)args.a.T;
+  const uint32_t target = rc_div(id, args.by_group), sub = id - target * G, T = (uint32_t)args.a.T;
   if (target >= (uint64_t)args.a.B * T) return;
-  const uint32_t b = target / T, t = target - b * T;
+  const uint32_t b = rc_div(target, args.by_T), t = target - b * T;
   rc_pdl_wait();
   const rc_split_item it = items[target];
   const int mode = it.i0 < 0 ? CH_CONST : it.w == 0.0f ? CH_COPY : CH_LERP;
@@ -488,7 +510,8 @@ int rc_path_plan(const rc_align_problem *p, const rc_stream_view *sv, rc_stream_
   if (path == RC_PATH_SPLIT && (f64 || (d->vec == widest && slots < RC_WIDE_MIN_SLOTS)))
     return RC_PATH_WARP;
   int rounds = path == RC_PATH_WIDE ? rc_rounds(slots, d->vec) : 1;
-  if (targets * (slots / rounds) > INT32_MAX) return RC_PATH_WARP; /* 32-bit thread index */
+  /* thread indices (< targets * group rounded up to a block) below 2^31: rc_div */
+  if (targets * (slots / rounds) > INT32_MAX - RC_WIDE_BLOCK) return RC_PATH_WARP;
   d->rounds = rounds;
   d->group = (int32_t)(slots / rounds);
   return path;
@@ -631,6 +654,10 @@ robocache_status rc_launch_chunk(robocache_ctx *ctx, const rc_align_problem *p,
   }
   const int64_t move_blocks = blocks;
   if (split) blocks = (BT + RC_WIDE_BLOCK - 1) / RC_WIDE_BLOCK;
+  if ((wide || split) && BT > 0) {
+    args.by_T = rc_fastdiv_of((uint32_t)p->T);
+    args.by_group = rc_fastdiv_of((uint32_t)args.s[0].group);
+  }
   if (c->record) {
     args.check_total = check;
     int64_t check_blocks = (check + RC_CUDA_BLOCK - 1) / RC_CUDA_BLOCK;
