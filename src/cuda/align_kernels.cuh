@@ -171,9 +171,9 @@ rc_search(const Row &row, I n, typename Row::time_t x, typename Row::time_t firs
       time_t probe[RC_PROBES];
 #pragma unroll
       for (int k = 0; k < RC_PROBES; k++) probe[k] = row.at(g + k);
-        /* selects, no branches: a probe inside (lo, hi) moves one end */
 #pragma unroll
       for (int k = 0; k < RC_PROBES; k++) {
+        /* selects, no branches: a probe inside (lo, hi) moves one end */
         const I i = g + k;
         const bool inside = i > lo && i < hi, below = probe[k] <= x;
         const bool up = inside && below, down = inside && !below;

@@ -7,7 +7,8 @@
  * launch and the gap between the kernels):
  *   1. zero out (and, in checked mode, the counters);
  *   2. one thread per point: its cell found (the point's loads in flight)
- *      before the wait, then the atomics: i32 counts with atomicAdd, f32
+ *      before the wait, then the atomics: i32 counts with one atomicAdd
+ *      per run of a warp's consecutive points in one cell (run_length), f32
  *      outputs count in their 32-bit words as integers, u8 occupancy stores
  *      1, MAX takes atomicMax of the order-preserving keys of
  *      rc_voxel_max_key;
