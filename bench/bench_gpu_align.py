@@ -143,6 +143,16 @@ def make_targets(B, T, first, last):
     return (first.to(torch.float64) + frac * span).round().to(torch.int64)
 
 
+def resample_inputs(B, S, T, D, dtype, gen):
+    """One resample case's (values, times, targets, out): 100 Hz rows, targets a uniform grid
+    over each row (as the benchmark's; also for bench/profile_gpu_align.py and
+    bench/trace_gpu_resample.py)."""
+    times = make_times(B, S, 100.0, 1_600_000_000_000_000_000, gen)
+    targets = make_targets(B, T, times[:, :1], times[:, -1:])
+    values = torch.randn(B, S, D, generator=gen, device="cuda").to(dtype)
+    return values, times, targets, torch.empty(B, T, D, dtype=dtype, device="cuda")
+
+
 def floor_rows(times, targets):
     """Number of distinct (row, sample) pairs that bracket the targets."""
     B, S = times.shape
@@ -185,13 +195,7 @@ def resample_case(B, S, T, D, dtype, l2, bw, compile_cache, replays):
     esize = torch.tensor([], dtype=dtype).element_size()
     set_bytes = B * S * D * esize + B * T * D * esize + B * S * 8 + B * T * 8
     R = n_sets(set_bytes, l2, 8 << 30)
-    sets = []
-    for _ in range(R):
-        times = make_times(B, S, 100.0, 1_600_000_000_000_000_000, gen)
-        targets = make_targets(B, T, times[:, :1], times[:, -1:])
-        values = torch.randn(B, S, D, generator=gen, device="cuda").to(dtype)
-        out = torch.empty(B, T, D, dtype=dtype, device="cuda")
-        sets.append((values, times, targets, out))
+    sets = [resample_inputs(B, S, T, D, dtype, gen) for _ in range(R)]
     values, times, targets, out = sets[0]
     # correctness of what is timed, against the baseline (same semantics)
     robocache.resample(values, times, targets, out=out)

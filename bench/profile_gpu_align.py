@@ -33,7 +33,7 @@ def run_case(case):
 
     import robocache
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from bench_gpu_align import MODALITIES, make_targets, make_times
+    from bench_gpu_align import MODALITIES, make_targets, make_times, resample_inputs
 
     gen = torch.Generator(device="cuda").manual_seed(1)
     start = 1_600_000_000_000_000_000
@@ -57,10 +57,7 @@ def run_case(case):
             sys.exit(f"unknown case {case}")
         B, S, T, D = (int(x) for x in m.groups()[:4])
         dtype = torch.float32 if m[5] == "f32" else torch.bfloat16
-        values = torch.randn(B, S, D, generator=gen, device="cuda").to(dtype)
-        times = make_times(B, S, 100.0, start, gen)
-        targets = make_targets(B, T, times[:, :1], times[:, -1:])
-        out = torch.empty(B, T, D, dtype=dtype, device="cuda")
+        values, times, targets, out = resample_inputs(B, S, T, D, dtype, gen)
 
         def call():
             robocache.resample(values, times, targets, out=out, check=False)

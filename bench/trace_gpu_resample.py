@@ -14,7 +14,7 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 import robocache
-from bench_gpu_align import make_targets, make_times
+from bench_gpu_align import resample_inputs
 
 
 def main():
@@ -27,10 +27,7 @@ def main():
     B, S, T, D = a.shape
     dtype = torch.bfloat16 if a.dtype == "bf16" else torch.float32
     gen = torch.Generator(device="cuda").manual_seed(1)
-    times = make_times(B, S, 100.0, 1_600_000_000_000_000_000, gen)
-    targets = make_targets(B, T, times[:, :1], times[:, -1:])
-    values = torch.randn(B, S, D, generator=gen, device="cuda").to(dtype)
-    out = torch.empty(B, T, D, dtype=dtype, device="cuda")
+    values, times, targets, out = resample_inputs(B, S, T, D, dtype, gen)
 
     def call():
         robocache.resample(values, times, targets, out=out, check=False)
