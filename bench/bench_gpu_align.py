@@ -153,6 +153,15 @@ def resample_inputs(B, S, T, D, dtype, gen):
     return values, times, targets, torch.empty(B, T, D, dtype=dtype, device="cuda")
 
 
+def unchecked_resample(B, S, T, D, dtype_name, gen):
+    """A closure making one unchecked robocache.resample call on a case's resample_inputs
+    (dtype_name "f32" or "bf16"), for bench/profile_gpu_align.py and
+    bench/trace_gpu_resample.py."""
+    dtype = torch.float32 if dtype_name == "f32" else torch.bfloat16
+    values, times, targets, out = resample_inputs(B, S, T, D, dtype, gen)
+    return lambda: robocache.resample(values, times, targets, out=out, check=False)
+
+
 def floor_rows(times, targets):
     """Number of distinct (row, sample) pairs that bracket the targets."""
     B, S = times.shape

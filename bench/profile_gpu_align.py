@@ -33,7 +33,7 @@ def run_case(case):
 
     import robocache
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from bench_gpu_align import MODALITIES, make_targets, make_times, resample_inputs
+    from bench_gpu_align import MODALITIES, make_targets, make_times, unchecked_resample
 
     gen = torch.Generator(device="cuda").manual_seed(1)
     start = 1_600_000_000_000_000_000
@@ -55,12 +55,7 @@ def run_case(case):
         m = re.fullmatch(r"resample-B(\d+)-S(\d+)-T(\d+)-D(\d+)-(f32|bf16)", case)
         if not m:
             sys.exit(f"unknown case {case}")
-        B, S, T, D = (int(x) for x in m.groups()[:4])
-        dtype = torch.float32 if m[5] == "f32" else torch.bfloat16
-        values, times, targets, out = resample_inputs(B, S, T, D, dtype, gen)
-
-        def call():
-            robocache.resample(values, times, targets, out=out, check=False)
+        call = unchecked_resample(*(int(x) for x in m.groups()[:4]), m[5], gen)
     for _ in range(10):
         call()
     torch.cuda.synchronize()

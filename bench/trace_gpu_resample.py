@@ -13,8 +13,7 @@ import argparse
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-import robocache
-from bench_gpu_align import resample_inputs
+from bench_gpu_align import unchecked_resample
 
 
 def main():
@@ -25,13 +24,7 @@ def main():
     ap.add_argument("-n", type=int, default=60)
     a = ap.parse_args()
     B, S, T, D = a.shape
-    dtype = torch.bfloat16 if a.dtype == "bf16" else torch.float32
-    gen = torch.Generator(device="cuda").manual_seed(1)
-    values, times, targets, out = resample_inputs(B, S, T, D, dtype, gen)
-
-    def call():
-        robocache.resample(values, times, targets, out=out, check=False)
-
+    call = unchecked_resample(B, S, T, D, a.dtype, torch.Generator(device="cuda").manual_seed(1))
     for _ in range(3):
         call()
     torch.cuda.synchronize()
