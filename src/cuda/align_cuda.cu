@@ -269,10 +269,9 @@ __device__ __forceinline__ void rc_store_valid(const rc_align_args &args, int64_
  * int64 ns times: its descriptor is read at fixed offsets instead of through
  * a runtime index into the launch's array, and the decision's code for the
  * other options is left out (H200: 2-3 % on the launches with many
- * targets). 8 blocks per multiprocessor (64 registers, 16-24 bytes
- * spilled, instead of 72 registers and 7 blocks): align B256's 1,000 blocks
- * fit in one wave (H200: f32 B1024 D12 53.9 -> 51.3 us, align B256 bf16 out
- * 17.3 -> 17.1, f32 out 21.3 -> 21.5; docs/cuda.md). */
+ * targets). 8 blocks per multiprocessor (64 registers, a few bytes
+ * spilled), so that align B256's 1,000 blocks fit in one wave (measured in
+ * docs/cuda.md, "Tried in session 9"). */
 template <int TIME_DTYPE, class Out, bool ONE>
 __global__ void __launch_bounds__(RC_CUDA_BLOCK, 8)
     rc_align_kernel(const __grid_constant__ rc_align_args args) {
