@@ -276,6 +276,7 @@ template <int TIME_DTYPE, class Out, bool ONE>
 __global__ void __launch_bounds__(RC_CUDA_BLOCK, 8)
     rc_align_kernel(const __grid_constant__ rc_align_args args) {
   __shared__ rc_item items[RC_CUDA_BLOCK];
+  rc_pdl_enter();
   int k = 0;
   while (!ONE && k + 1 < args.K && (int)blockIdx.x >= args.s[k + 1].block_begin) k++;
   const rc_stream_desc &s = ONE ? args.s[0] : args.s[k];
@@ -327,6 +328,7 @@ __global__ void __launch_bounds__(RC_WIDE_BLOCK, 4)
     rc_wide_kernel(const __grid_constant__ rc_align_args args) {
   typedef typename rc_compute<In, Out>::type C;
   constexpr int N = rc_vec_max<In, Out>(), RMAX = rc_wide_max_rounds(N);
+  rc_pdl_enter();
   const rc_stream_desc &s = args.s[0]; /* fixed offsets: the K = 1 launch */
   /* < 2^31 threads (checked on the host): 32-bit index math */
   const uint32_t id = blockIdx.x * RC_WIDE_BLOCK + threadIdx.x, G = (uint32_t)s.group;
@@ -363,10 +365,13 @@ __global__ void __launch_bounds__(RC_WIDE_BLOCK, 4)
 }
 
 robocache_status rc_launch_wide(robocache_ctx *ctx, const rc_align_args &args, int grid,
-                                cudaStream_t stream, int32_t in_dtype, int32_t out_dtype) {
+                                cudaStream_t stream, bool pdl, int32_t in_dtype,
+                                int32_t out_dtype) {
+  cudaLaunchAttribute attr;
+  const cudaLaunchConfig_t config = rc_cuda_launch_config(grid, RC_WIDE_BLOCK, stream, pdl, &attr);
   rc_with_dtype(in_dtype, [&](auto in) {
     rc_with_dtype(out_dtype, [&](auto out) {
-      rc_wide_kernel<decltype(in), decltype(out)><<<grid, RC_WIDE_BLOCK, 0, stream>>>(args);
+      (void)cudaLaunchKernelEx(&config, rc_wide_kernel<decltype(in), decltype(out)>, args);
     });
   });
   return rc_cuda_launched(ctx, "align kernel launch (wide rows)");
@@ -398,7 +403,7 @@ __global__ void __launch_bounds__(RC_WIDE_BLOCK)
     rc_split_decide_kernel(const __grid_constant__ rc_align_args args, rc_split_item *items) {
   const rc_stream_desc &s = args.s[0];
   const uint32_t target = blockIdx.x * RC_WIDE_BLOCK + threadIdx.x, T = (uint32_t)args.a.T;
-  rc_pdl_let_dependents_launch();
+  rc_pdl_enter();
   if (target < (uint64_t)args.a.B * T) {
     const uint32_t b = rc_div(target, args.by_T), t = target - b * T;
     const rc_target r = rc_decide_target<ROBOCACHE_DTYPE_I64, true>(args.a, s, args.k_base, b, t);
@@ -423,7 +428,7 @@ __global__ void __launch_bounds__(RC_WIDE_BLOCK)
   const uint32_t target = rc_div(id, args.by_group), sub = id - target * G, T = (uint32_t)args.a.T;
   if (target >= (uint64_t)args.a.B * T) return;
   const uint32_t b = rc_div(target, args.by_T), t = target - b * T;
-  rc_pdl_wait();
+  rc_pdl_enter();
   const rc_split_item it = items[target];
   const int mode = it.i0 < 0 ? CH_CONST : it.w == 0.0f ? CH_COPY : CH_LERP;
   const int64_t i0 = it.i0 < 0 ? 0 : it.i0, i1 = i0 + (mode == CH_LERP);
@@ -457,15 +462,19 @@ cudaError_t rc_launch_split_move(const rc_align_args &args, const rc_split_item 
 
 /* The two kernels of the split path; decide_grid covers the targets (and the
  * data checks), move_grid the (target, slot) threads. With `pdl` (sm_90 and
- * later) the decide kernel lets the move kernel launch at once
- * (griddepcontrol.launch_dependents): its blocks are scheduled while the
- * targets are resolved, which hides its launch. */
+ * later) both are programmatic dependent launches (docs/cuda.md, "Chained
+ * calls"); the decide kernel lets the move kernel launch as soon as it has
+ * waited for the stream's earlier work: the move kernel's blocks are
+ * scheduled while the targets are resolved, which hides its launch. */
 robocache_status rc_launch_split(robocache_ctx *ctx, const rc_align_args &args, void *scratch,
                                  int decide_grid, int move_grid, cudaStream_t stream, bool pdl,
                                  int32_t in_dtype, int32_t out_dtype) {
   rc_split_item *items = (rc_split_item *)scratch;
-  cudaError_t e = cudaSuccess;
-  rc_split_decide_kernel<<<decide_grid, RC_WIDE_BLOCK, 0, stream>>>(args, items);
+  cudaLaunchAttribute attr;
+  const cudaLaunchConfig_t config =
+      rc_cuda_launch_config(decide_grid, RC_WIDE_BLOCK, stream, pdl, &attr);
+  cudaError_t e = cudaLaunchKernelEx(&config, rc_split_decide_kernel, args, items);
+  if (e != cudaSuccess) return rc_cuda_error(ctx, e, "align kernel launch (split path, targets)");
   robocache_status s = rc_cuda_launched(ctx, "align kernel launch (split path, targets)");
   if (s != ROBOCACHE_OK || move_grid == 0) return s;
   rc_with_dtype(in_dtype, [&](auto in) {
@@ -546,9 +555,11 @@ int rc_log2_ceil(int64_t x) {
 
 template <int TIME_DTYPE, bool ONE>
 robocache_status rc_launch_time(robocache_ctx *ctx, const rc_align_args &args, int grid,
-                                cudaStream_t stream, int32_t out_dtype) {
+                                cudaStream_t stream, bool pdl, int32_t out_dtype) {
+  cudaLaunchAttribute attr;
+  const cudaLaunchConfig_t config = rc_cuda_launch_config(grid, RC_CUDA_BLOCK, stream, pdl, &attr);
   rc_with_dtype(out_dtype, [&](auto out) {
-    rc_align_kernel<TIME_DTYPE, decltype(out), ONE><<<grid, RC_CUDA_BLOCK, 0, stream>>>(args);
+    (void)cudaLaunchKernelEx(&config, rc_align_kernel<TIME_DTYPE, decltype(out), ONE>, args);
   });
   return rc_cuda_launched(ctx, "align kernel launch");
 }
@@ -667,7 +678,7 @@ robocache_status rc_launch_chunk(robocache_ctx *ctx, const rc_align_problem *p,
   }
   if (blocks == 0) return ROBOCACHE_OK;
   if (wide)
-    return rc_launch_wide(ctx, args, (int)blocks, c->stream, p->streams[k0].values.dtype,
+    return rc_launch_wide(ctx, args, (int)blocks, c->stream, g.pdl, p->streams[k0].values.dtype,
                           p->out.dtype);
   if (split)
     return rc_launch_split(ctx, args, c->scratch, (int)blocks, (int)move_blocks, c->stream, g.pdl,
@@ -675,15 +686,15 @@ robocache_status rc_launch_chunk(robocache_ctx *ctx, const rc_align_problem *p,
   switch (p->time_dtype) {
   case ROBOCACHE_DTYPE_I64:
     if (K == 1 && args.s[0].simple)
-      return rc_launch_time<ROBOCACHE_DTYPE_I64, true>(ctx, args, (int)blocks, c->stream,
+      return rc_launch_time<ROBOCACHE_DTYPE_I64, true>(ctx, args, (int)blocks, c->stream, g.pdl,
                                                        p->out.dtype);
-    return rc_launch_time<ROBOCACHE_DTYPE_I64, false>(ctx, args, (int)blocks, c->stream,
+    return rc_launch_time<ROBOCACHE_DTYPE_I64, false>(ctx, args, (int)blocks, c->stream, g.pdl,
                                                       p->out.dtype);
   case ROBOCACHE_DTYPE_F64:
-    return rc_launch_time<ROBOCACHE_DTYPE_F64, false>(ctx, args, (int)blocks, c->stream,
+    return rc_launch_time<ROBOCACHE_DTYPE_F64, false>(ctx, args, (int)blocks, c->stream, g.pdl,
                                                       p->out.dtype);
   default:
-    return rc_launch_time<ROBOCACHE_DTYPE_F32, false>(ctx, args, (int)blocks, c->stream,
+    return rc_launch_time<ROBOCACHE_DTYPE_F32, false>(ctx, args, (int)blocks, c->stream, g.pdl,
                                                       p->out.dtype);
   }
 }

@@ -102,6 +102,17 @@ __device__ __forceinline__ void rc_pdl_wait() {
 #endif
 }
 
+/* The start of a kernel launched as a programmatic dependent of what ran
+ * before it on the stream (another call's kernels, the caller's): it waits
+ * for that work before its first access to global memory, then lets the next
+ * kernel launch (which waits likewise). Waiting first also means that a
+ * dependent of this kernel, once launched, may read what this kernel's
+ * predecessors wrote. */
+__device__ __forceinline__ void rc_pdl_enter() {
+  rc_pdl_wait();
+  rc_pdl_let_dependents_launch();
+}
+
 /* *pdl = true when `device` runs programmatic dependent launches (sm_90 and
  * later). */
 robocache_status rc_cuda_pdl(robocache_ctx *ctx, int device, bool *pdl);

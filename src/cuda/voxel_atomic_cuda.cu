@@ -1,11 +1,14 @@
 /* CUDA dense voxelization, COUNT / OCCUPANCY / MAX (DESIGN §1.3 "dense"):
  * integer atomics straight into out, order-independent, so exact.
  *
- * Two or three kernels, each after the first a programmatic dependent launch
- * of the one before (sm_90 and later: its blocks start while the previous
- * kernel runs and wait for it with griddepcontrol.wait, which hides the
- * launch and the gap between the kernels):
- *   1. zero out (and, in checked mode, the counters);
+ * Two or three kernels, each a programmatic dependent launch of the kernel
+ * before it on the stream (sm_90 and later: its blocks start while the
+ * previous kernel runs and wait for it with griddepcontrol.wait, which hides
+ * the launch and the gap between the kernels):
+ *   1. zero out (and, in checked mode, the counters), after waiting for the
+ *      stream's earlier work (rc_pdl_enter): so kernel 2, which starts only
+ *      once every block of kernel 1 is past that wait, may read the points
+ *      before its own wait;
  *   2. one thread per point: its cell found (the point's loads in flight)
  *      before the wait, then the atomics: i32 counts with one atomicAdd
  *      per run of a warp's consecutive points in one cell (run_length), f32
@@ -36,7 +39,7 @@ struct atomic_args {
 /* Kernel 1: zeroes the bytes of out (16-byte stores from its first 16-byte
  * boundary, single bytes before and after it) and the counters. */
 __global__ void zero_kernel(atomic_args a) {
-  rc_pdl_let_dependents_launch();
+  rc_pdl_enter();
   const int64_t first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   const int64_t stride = (int64_t)gridDim.x * blockDim.x;
   char *p = (char *)a.out;
@@ -112,7 +115,7 @@ template <int OP> __global__ void atomic_kernel(atomic_args a) {
 
 /* Kernel 3: the in-place pass over the cells after kernel 2. */
 __global__ void post_kernel(atomic_args a) {
-  rc_pdl_wait();
+  rc_pdl_enter();
   const int64_t n = (int64_t)(a.bytes / (a.post == POST_OCCUPIED ? 1 : 4));
   unsigned int *w = (unsigned int *)a.out;
   unsigned int occupied = 0;
@@ -152,7 +155,7 @@ robocache_status run(robocache_ctx *ctx, const atomic_args &a, int device, cudaS
   bool pdl = false;
   robocache_status s = rc_cuda_pdl(ctx, device, &pdl);
   if (s != ROBOCACHE_OK) return s;
-  cudaError_t e = launch(zero_kernel, pass_blocks((int64_t)a.bytes / 16), stream, false, a);
+  cudaError_t e = launch(zero_kernel, pass_blocks((int64_t)a.bytes / 16), stream, pdl, a);
   if (e == cudaSuccess) e = launch(atomic_kernel<OP>, rc_voxel_blocks(a.src.N), stream, pdl, a);
   if (e == cudaSuccess && a.post != POST_NONE)
     e = launch(post_kernel, pass_blocks((int64_t)a.bytes / 4), stream, pdl, a);

@@ -87,6 +87,11 @@ void rct_assert_bits_equal(const rct_tensor *a, const rct_tensor *b, const char 
 /* Fails unless the error message of ctx contains `needle`. */
 void rct_assert_message_has(const robocache_ctx *ctx, const char *needle);
 
+/* ---- CUDA tests -------------------------------------------------------------- */
+
+/* Exits with 77 (ctest's "skipped") when robocache has no usable CUDA device. */
+void rct_require_cuda(void);
+
 /* ---- data files ------------------------------------------------------------- */
 
 /* Path of a file under the data directory: $ROBOCACHE_DATA_DIR when set,

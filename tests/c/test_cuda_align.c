@@ -838,10 +838,7 @@ static void test_backward(void **state) {
 }
 
 int main(void) {
-  if (!robocache_has_cuda()) {
-    fprintf(stderr, "no usable CUDA device: skipped\n");
-    return 77;
-  }
+  rct_require_cuda();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_resample_parity),
       cmocka_unit_test(test_resample_search_and_width),

@@ -14,7 +14,6 @@
 #include <cuda_runtime_api.h>
 #include <math.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -432,10 +431,7 @@ static void test_default_ctx_released_at_thread_exit(void **state) {
 }
 
 int main(void) {
-  if (!robocache_has_cuda()) {
-    fprintf(stderr, "no usable CUDA device: skipped\n");
-    return 77;
-  }
+  rct_require_cuda();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bad_length),
       cmocka_unit_test(test_extrap_error),

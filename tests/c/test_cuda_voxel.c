@@ -652,10 +652,7 @@ static void test_edge_cases_and_errors(void **state) {
  * pattern, e.g. "test_big*"): a shorter run under compute-sanitizer. */
 int main(int argc, char **argv) {
   if (argc > 1) cmocka_set_test_filter(argv[1]);
-  if (!robocache_has_cuda()) {
-    fprintf(stderr, "no CUDA device: skipped\n");
-    return 77;
-  }
+  rct_require_cuda();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_kitti_presets),
       cmocka_unit_test(test_batch_of_scans),
