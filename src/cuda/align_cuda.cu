@@ -69,10 +69,22 @@ __device__ __forceinline__ void slerp_c(const double *a, const double *b, double
 /* How the channels of one target are written (rc_item.mode). */
 enum { CH_NONE = 0, CH_CONST = 1, CH_COPY = 2, CH_LERP = 3, CH_SLERP = 4 };
 
-/* One channel of a CONST (w), COPY (a) or LERP (a + w (c - a)) target, in the
- * compute type C. */
-template <class C, class T> __device__ __forceinline__ C rc_channel(int mode, T a, T c, C w) {
-  return mode == CH_CONST ? w : mode == CH_COPY ? to_c<C>(a) : lerp_c(to_c<C>(a), to_c<C>(c), w);
+/* The N channels of one slot of a LERP (a + w (c - a)), COPY (a) or CONST
+ * (w) target, computed in C; the mode is tested once per slot, not per
+ * channel (docs/cuda.md, "Tried in session 10"). */
+template <class C, class In, class Out, int N>
+__device__ __forceinline__ void rc_slot(int mode, const rc_vec<In, N> &a, const rc_vec<In, N> &c,
+                                        C w, rc_vec<Out, N> &y) {
+  if (mode == CH_LERP) {
+#pragma unroll
+    for (int i = 0; i < N; i++) from_c(lerp_c(to_c<C>(a.e[i]), to_c<C>(c.e[i]), w), y.e[i]);
+  } else if (mode == CH_COPY) {
+#pragma unroll
+    for (int i = 0; i < N; i++) from_c(to_c<C>(a.e[i]), y.e[i]);
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; i++) from_c(w, y.e[i]);
+  }
 }
 
 /* One resolved target, handed from the thread that found it to the lanes
@@ -131,10 +143,7 @@ __device__ __forceinline__ void rc_move(const rc_stream_desc &s, const rc_item *
     for (int u = 0; u < U; u++) {
       if (mode[u] == CH_NONE) continue;
       rc_vec<Out, N> o;
-#pragma unroll
-      for (int e = 0; e < N; e++) {
-        from_c(rc_channel(mode[u], a[u].e[e], c[u].e[e], w[u]), o.e[e]);
-      }
+      rc_slot(mode[u], a[u], c[u], w[u], o);
       if (N > 1)
         *(rc_vec<Out, N> *)(out + at[u]) = o;
       else
@@ -353,10 +362,7 @@ __global__ void __launch_bounds__(RC_WIDE_BLOCK, 4)
     for (int j = 0; j < RMAX; j++) {
       if (j >= s.rounds) break;
       rc_vec<Out, N> o;
-#pragma unroll
-      for (int i = 0; i < N; i++) {
-        from_c(rc_channel(e.mode, a[j].e[i], c[j].e[i], w), o.e[i]);
-      }
+      rc_slot(e.mode, a[j], c[j], w, o);
       *(rc_vec<Out, N> *)(out + e.out + (int64_t)(sub + j * G) * N) = o;
     }
   }
@@ -436,8 +442,7 @@ __global__ void __launch_bounds__(RC_WIDE_BLOCK)
   const rc_vec<In, N> a = *(const rc_vec<In, N> *)(vals + i0 * s.vs_s);
   const rc_vec<In, N> c = *(const rc_vec<In, N> *)(vals + i1 * s.vs_s);
   rc_vec<Out, N> y;
-#pragma unroll
-  for (int i = 0; i < N; i++) from_c(rc_channel(mode, a.e[i], c.e[i], it.w), y.e[i]);
+  rc_slot(mode, a, c, it.w, y);
   *(rc_vec<Out, N> *)((Out *)args.out + b * args.os_b + t * args.os_t +
                       (int64_t)sub * N * args.os_d) = y;
 }
