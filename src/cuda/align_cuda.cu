@@ -373,11 +373,10 @@ __global__ void __launch_bounds__(RC_WIDE_BLOCK, 4)
 robocache_status rc_launch_wide(robocache_ctx *ctx, const rc_align_args &args, int grid,
                                 cudaStream_t stream, bool pdl, int32_t in_dtype,
                                 int32_t out_dtype) {
-  cudaLaunchAttribute attr;
-  const cudaLaunchConfig_t config = rc_cuda_launch_config(grid, RC_WIDE_BLOCK, stream, pdl, &attr);
   rc_with_dtype(in_dtype, [&](auto in) {
     rc_with_dtype(out_dtype, [&](auto out) {
-      (void)cudaLaunchKernelEx(&config, rc_wide_kernel<decltype(in), decltype(out)>, args);
+      (void)rc_cuda_launch(rc_wide_kernel<decltype(in), decltype(out)>, grid, RC_WIDE_BLOCK, stream,
+                           pdl, args);
     });
   });
   return rc_cuda_launched(ctx, "align kernel launch (wide rows)");
@@ -453,16 +452,13 @@ cudaError_t rc_launch_split_move(const rc_align_args &args, const rc_split_item 
                                  cudaStream_t stream, bool pdl) {
   constexpr int N = rc_vec_max<In, Out>();
   const int vec = args.s[0].vec;
-  cudaLaunchAttribute attr;
-  cudaLaunchConfig_t config = rc_cuda_launch_config(grid, RC_WIDE_BLOCK, stream, pdl, &attr);
-  if (vec == N) return cudaLaunchKernelEx(&config, rc_split_move_kernel<In, Out, N>, args, items);
-  if (N >= 4 && vec == N / 2)
-    return cudaLaunchKernelEx(&config, rc_split_move_kernel<In, Out, (N >= 4 ? N / 2 : 1)>, args,
-                              items);
-  if (N >= 8 && vec == N / 4)
-    return cudaLaunchKernelEx(&config, rc_split_move_kernel<In, Out, (N >= 8 ? N / 4 : 1)>, args,
-                              items);
-  return cudaLaunchKernelEx(&config, rc_split_move_kernel<In, Out, 1>, args, items);
+  const auto launch = [&](auto kernel) {
+    return rc_cuda_launch(kernel, grid, RC_WIDE_BLOCK, stream, pdl, args, items);
+  };
+  if (vec == N) return launch(rc_split_move_kernel<In, Out, N>);
+  if (N >= 4 && vec == N / 2) return launch(rc_split_move_kernel<In, Out, (N >= 4 ? N / 2 : 1)>);
+  if (N >= 8 && vec == N / 4) return launch(rc_split_move_kernel<In, Out, (N >= 8 ? N / 4 : 1)>);
+  return launch(rc_split_move_kernel<In, Out, 1>);
 }
 
 /* The two kernels of the split path; decide_grid covers the targets (and the
@@ -475,12 +471,10 @@ robocache_status rc_launch_split(robocache_ctx *ctx, const rc_align_args &args, 
                                  int decide_grid, int move_grid, cudaStream_t stream, bool pdl,
                                  int32_t in_dtype, int32_t out_dtype) {
   rc_split_item *items = (rc_split_item *)scratch;
-  cudaLaunchAttribute attr;
-  const cudaLaunchConfig_t config =
-      rc_cuda_launch_config(decide_grid, RC_WIDE_BLOCK, stream, pdl, &attr);
-  cudaError_t e = cudaLaunchKernelEx(&config, rc_split_decide_kernel, args, items);
-  if (e != cudaSuccess) return rc_cuda_error(ctx, e, "align kernel launch (split path, targets)");
+  (void)rc_cuda_launch(rc_split_decide_kernel, decide_grid, RC_WIDE_BLOCK, stream, pdl, args,
+                       items);
   robocache_status s = rc_cuda_launched(ctx, "align kernel launch (split path, targets)");
+  cudaError_t e = cudaSuccess;
   if (s != ROBOCACHE_OK || move_grid == 0) return s;
   rc_with_dtype(in_dtype, [&](auto in) {
     rc_with_dtype(out_dtype, [&](auto out) {
@@ -561,10 +555,9 @@ int rc_log2_ceil(int64_t x) {
 template <int TIME_DTYPE, bool ONE>
 robocache_status rc_launch_time(robocache_ctx *ctx, const rc_align_args &args, int grid,
                                 cudaStream_t stream, bool pdl, int32_t out_dtype) {
-  cudaLaunchAttribute attr;
-  const cudaLaunchConfig_t config = rc_cuda_launch_config(grid, RC_CUDA_BLOCK, stream, pdl, &attr);
   rc_with_dtype(out_dtype, [&](auto out) {
-    (void)cudaLaunchKernelEx(&config, rc_align_kernel<TIME_DTYPE, decltype(out), ONE>, args);
+    (void)rc_cuda_launch(rc_align_kernel<TIME_DTYPE, decltype(out), ONE>, grid, RC_CUDA_BLOCK,
+                         stream, pdl, args);
   });
   return rc_cuda_launched(ctx, "align kernel launch");
 }

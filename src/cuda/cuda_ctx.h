@@ -117,22 +117,21 @@ __device__ __forceinline__ void rc_pdl_enter() {
  * later). */
 robocache_status rc_cuda_pdl(robocache_ctx *ctx, int device, bool *pdl);
 
-/* A launch of `blocks` x `threads` on `stream` for cudaLaunchKernelEx, a
- * programmatic dependent launch of the previous kernel on the stream when
- * `pdl` (then *attr, which must outlive the launch, holds the attribute). */
-static inline cudaLaunchConfig_t rc_cuda_launch_config(unsigned int blocks, unsigned int threads,
-                                                       cudaStream_t stream, bool pdl,
-                                                       cudaLaunchAttribute *attr) {
-  *attr = cudaLaunchAttribute{};
-  attr->id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr->val.programmaticStreamSerializationAllowed = 1;
+/* kernel<<<blocks, threads, 0, stream>>>(args...), as a programmatic
+ * dependent launch of the previous kernel on the stream when `pdl`. */
+template <class... Params, class... Args>
+cudaError_t rc_cuda_launch(void (*kernel)(Params...), unsigned int blocks, unsigned int threads,
+                           cudaStream_t stream, bool pdl, const Args &...args) {
+  cudaLaunchAttribute attr = {};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(blocks);
   config.blockDim = dim3(threads);
   config.stream = stream;
-  config.attrs = attr;
+  config.attrs = &attr;
   config.numAttrs = pdl ? 1 : 0;
-  return config;
+  return cudaLaunchKernelEx(&config, kernel, args...);
 }
 
 /* Largest read-back of a call (check record, voxelize counters). */

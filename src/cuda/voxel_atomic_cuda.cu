@@ -134,16 +134,6 @@ __global__ void post_kernel(atomic_args a) {
   if (a.post == POST_OCCUPIED) rc_voxel_block_add(&a.counters->nonempty, occupied);
 }
 
-/* Launches kernel k with `blocks` blocks, as a programmatic dependent of the
- * previous kernel on the stream when `pdl`. */
-cudaError_t launch(void (*k)(atomic_args), unsigned int blocks, cudaStream_t stream, bool pdl,
-                   const atomic_args &a) {
-  cudaLaunchAttribute attr;
-  const cudaLaunchConfig_t config =
-      rc_cuda_launch_config(blocks, RC_VOXEL_THREADS, stream, pdl, &attr);
-  return cudaLaunchKernelEx(&config, k, a);
-}
-
 /* Blocks of a grid-stride pass over n items, 4 per thread at least. */
 unsigned int pass_blocks(int64_t n) {
   const unsigned int b = rc_voxel_blocks((n + 3) / 4);
@@ -155,10 +145,13 @@ robocache_status run(robocache_ctx *ctx, const atomic_args &a, int device, cudaS
   bool pdl = false;
   robocache_status s = rc_cuda_pdl(ctx, device, &pdl);
   if (s != ROBOCACHE_OK) return s;
-  cudaError_t e = launch(zero_kernel, pass_blocks((int64_t)a.bytes / 16), stream, pdl, a);
-  if (e == cudaSuccess) e = launch(atomic_kernel<OP>, rc_voxel_blocks(a.src.N), stream, pdl, a);
+  const unsigned int T = RC_VOXEL_THREADS;
+  cudaError_t e =
+      rc_cuda_launch(zero_kernel, pass_blocks((int64_t)a.bytes / 16), T, stream, pdl, a);
+  if (e == cudaSuccess)
+    e = rc_cuda_launch(atomic_kernel<OP>, rc_voxel_blocks(a.src.N), T, stream, pdl, a);
   if (e == cudaSuccess && a.post != POST_NONE)
-    e = launch(post_kernel, pass_blocks((int64_t)a.bytes / 4), stream, pdl, a);
+    e = rc_cuda_launch(post_kernel, pass_blocks((int64_t)a.bytes / 4), T, stream, pdl, a);
   if (e != cudaSuccess) return rc_cuda_error(ctx, e, "voxelize count/occupancy/max kernels");
   return ROBOCACHE_OK;
 }
