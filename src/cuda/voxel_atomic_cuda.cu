@@ -5,9 +5,8 @@
  * before it on the stream (sm_90 and later: its blocks start while the
  * previous kernel runs and wait for it with griddepcontrol.wait, which hides
  * the launch and the gap between the kernels):
- *   1. zero out (and, in checked mode, the counters), after waiting for the
- *      stream's earlier work (rc_pdl_enter): so kernel 2, which starts only
- *      once every block of kernel 1 is past that wait, may read the points
+ *   1. rc_voxel_zero: out (and, in checked mode, the counters) zeroed after
+ *      the stream's earlier work, so that kernel 2 may read the points
  *      before its own wait;
  *   2. one thread per point: its cell found (the point's loads in flight)
  *      before the wait, then the atomics: i32 counts with one atomicAdd
@@ -35,22 +34,6 @@ struct atomic_args {
   int post;                    /* atomic_post */
   rc_voxel_counters *counters; /* checked mode (zeroed by kernel 1), else NULL */
 };
-
-/* Kernel 1: zeroes the bytes of out (16-byte stores from its first 16-byte
- * boundary, single bytes before and after it) and the counters. */
-__global__ void zero_kernel(atomic_args a) {
-  rc_pdl_enter();
-  const int64_t first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t stride = (int64_t)gridDim.x * blockDim.x;
-  char *p = (char *)a.out;
-  const size_t n = a.bytes, to16 = (16 - ((uintptr_t)p & 15)) & 15, head = to16 < n ? to16 : n;
-  const size_t body = (n - head) / 16, tail_at = head + body * 16;
-  uint4 *v = (uint4 *)(p + head);
-  for (int64_t i = first; i < (int64_t)body; i += stride) v[i] = make_uint4(0, 0, 0, 0);
-  if (first < (int64_t)head) p[first] = 0;
-  if (first < (int64_t)(n - tail_at)) p[tail_at + first] = 0;
-  if (a.counters && first == 0) *a.counters = rc_voxel_counters{};
-}
 
 /* Called by every lane of the warp: the number of consecutive lanes from
  * this one on whose points fall in `cell`, when this lane starts such a run
@@ -146,8 +129,8 @@ robocache_status run(robocache_ctx *ctx, const atomic_args &a, int device, cudaS
   robocache_status s = rc_cuda_pdl(ctx, device, &pdl);
   if (s != ROBOCACHE_OK) return s;
   const unsigned int T = RC_VOXEL_THREADS;
-  cudaError_t e =
-      rc_cuda_launch(zero_kernel, pass_blocks((int64_t)a.bytes / 16), T, stream, pdl, a);
+  cudaError_t e = rc_voxel_zero(a.out, a.bytes, a.counters,
+                                a.counters ? sizeof(rc_voxel_counters) : 0, stream, pdl);
   if (e == cudaSuccess)
     e = rc_cuda_launch(atomic_kernel<OP>, rc_voxel_blocks(a.src.N), T, stream, pdl, a);
   if (e == cudaSuccess && a.post != POST_NONE)

@@ -176,6 +176,13 @@ static inline unsigned int rc_voxel_blocks(int64_t n) {
   return (unsigned int)(b > 0 ? b : 1);
 }
 
+/* Zeroes na bytes at a and nb bytes at b (either may be 0) in one kernel
+ * on `stream`, a programmatic dependent launch of the stream's earlier work
+ * when `pdl` that waits for that work before its stores, so that a kernel
+ * launched as its own dependent may read the caller's inputs before waiting
+ * (voxel_zero_cuda.cu). */
+cudaError_t rc_voxel_zero(void *a, size_t na, void *b, size_t nb, cudaStream_t stream, bool pdl);
+
 /* ROBOCACHE_CUDA_ERROR naming `kernel` when the last launch failed. */
 robocache_status rc_voxel_launched(robocache_ctx *ctx, const char *kernel);
 

@@ -118,7 +118,8 @@ __global__ void slots_kernel(rc_groups g, hash_table t, first_bits first) {
       atomicOr(&first.bits[f >> 5], 1u << (f & 31));
     }
   }
-  rc_groups_alloc(g, bucket, n, 0);
+  unsigned int start[SLOT_ITEMS];
+  rc_groups_alloc(g, bucket, n, 0, start);
 }
 
 /* Where the voxel of segment e goes: its cloud *b, voxel coordinates ijk

@@ -12,9 +12,11 @@
  *   - resample on the warp, wide and split paths: call k maps buffer A to
  *     buffer B (or B to A); the last output against the map applied n times
  *     on the host, bit for bit;
- *   - dense voxelize COUNT (i32: two kernels; f32: three) of the points that
- *     the resample before it wrote, every call into the same grid: the last
- *     grid equals the CPU backend's count of the last points. */
+ *   - dense voxelize of the points that the resample before it wrote, every
+ *     call into the same grid: COUNT (i32: two kernels; f32: three) and SUM /
+ *     MEAN (five kernels; 128^3 cells of 2^20 points, so cells of one point
+ *     and groups); the last grid equals the CPU backend's of the last
+ *     points, bit for bit. */
 #include "support.h"
 
 #include <cuda_runtime_api.h>
@@ -135,24 +137,25 @@ static void test_resample_chains(void **state) {
   check_resample_chain(1 << 20, 16, 20, "split path (2^20 targets)");
 }
 
-/* n rounds of (resample, voxelize COUNT of what it wrote into one grid of
- * dtype odt); the last grid against the CPU backend on the last points. */
-static void check_voxel_chain(robocache_dtype odt, int n) {
-  const float size[3] = {1, 1, 1}, range[6] = {0, 0, 0, 32, 32, 32};
-  const int64_t S = 1 << 20; /* the warp path: 4 channels, 2^20 targets */
+/* n rounds of (resample, voxelize `mode` of what it wrote into one grid of
+ * dtype odt, cubic voxels of `voxel` m over [0, 32)^3); the last grid
+ * against the CPU backend on the last points. */
+static void check_voxel_chain(robocache_voxel_mode mode, robocache_dtype odt, float voxel, int n,
+                              const char *what) {
+  const float size[3] = {voxel, voxel, voxel}, range[6] = {0, 0, 0, 32, 32, 32};
+  const int64_t S = 1 << 20, g = (int64_t)(32 / voxel); /* the warp path: 4 channels */
   cudaStream_t stream;
   robocache_ctx *ctx = chain_ctx(&stream);
   chain c;
   chain_make(&c, S, 4, 5);
-  int64_t gshape[5] = {1, 1, 32, 32, 32};
+  int64_t gshape[5] = {1, 1, g, g, g};
   rct_tensor *grid = rct_make(odt, 5, gshape), *want = rct_make(odt, 5, gshape);
   robocache_tensor grid_d = dev_of(grid, 0);
   int64_t pshape[2], pstrides[2];
   for (int k = 0; k < n; k++) {
     chain_step(ctx, &c, k);
     robocache_tensor pts = points_view(&c.buf[(k + 1) % 2], pshape, pstrides);
-    robocache_status s =
-        robocache_voxelize(ctx, &pts, NULL, size, range, ROBOCACHE_VOXEL_COUNT, &grid_d, NULL);
+    robocache_status s = robocache_voxelize(ctx, &pts, NULL, size, range, mode, &grid_d, NULL);
     if (s != ROBOCACHE_OK) fail_msg("chained voxelize %d: %s", k, robocache_ctx_error_message(ctx));
   }
   CU(cudaStreamSynchronize(stream));
@@ -161,10 +164,9 @@ static void check_voxel_chain(robocache_dtype odt, int n) {
   const robocache_tensor hp = points_view(&last->t, pshape, pstrides);
   robocache_ctx *cpu = NULL;
   assert_int_equal(robocache_ctx_create(&cpu), ROBOCACHE_OK);
-  assert_int_equal(
-      robocache_voxelize(cpu, &hp, NULL, size, range, ROBOCACHE_VOXEL_COUNT, &want->t, NULL),
-      ROBOCACHE_OK);
-  rct_assert_bits_equal(grid, want, odt == ROBOCACHE_DTYPE_I32 ? "count i32" : "count f32");
+  assert_int_equal(robocache_voxelize(cpu, &hp, NULL, size, range, mode, &want->t, NULL),
+                   ROBOCACHE_OK);
+  rct_assert_bits_equal(grid, want, what);
   robocache_ctx_free(cpu);
   rct_free(grid), rct_free(want), rct_free(last);
   CU(cudaFree(grid_d.data));
@@ -175,8 +177,10 @@ static void check_voxel_chain(robocache_dtype odt, int n) {
 
 static void test_voxelize_after_resample(void **state) {
   (void)state;
-  check_voxel_chain(ROBOCACHE_DTYPE_I32, 30);
-  check_voxel_chain(ROBOCACHE_DTYPE_F32, 30);
+  check_voxel_chain(ROBOCACHE_VOXEL_COUNT, ROBOCACHE_DTYPE_I32, 1.0f, 30, "count i32");
+  check_voxel_chain(ROBOCACHE_VOXEL_COUNT, ROBOCACHE_DTYPE_F32, 1.0f, 30, "count f32");
+  check_voxel_chain(ROBOCACHE_VOXEL_SUM, ROBOCACHE_DTYPE_F32, 0.25f, 30, "sum");
+  check_voxel_chain(ROBOCACHE_VOXEL_MEAN, ROBOCACHE_DTYPE_F32, 0.25f, 30, "mean");
 }
 
 int main(void) {
