@@ -13,6 +13,7 @@ namespace {
 
 /* One thread per point: list[start of its bucket + its rank] = the point. */
 __global__ void scatter_kernel(rc_groups g) {
+  rc_pdl_enter();
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= g.N) return;
   const long long b = g.bucket_of[i];
@@ -48,9 +49,11 @@ robocache_status rc_groups_temp_bytes(robocache_ctx *ctx, int N, size_t *bytes) 
   return ROBOCACHE_OK;
 }
 
-robocache_status rc_groups_scatter(robocache_ctx *ctx, cudaStream_t stream, const rc_groups *g) {
-  scatter_kernel<<<rc_voxel_blocks(g->N), RC_VOXEL_THREADS, 0, stream>>>(*g);
-  return rc_voxel_launched(ctx, "voxelize scatter kernel");
+robocache_status rc_groups_scatter(robocache_ctx *ctx, cudaStream_t stream, bool pdl,
+                                   const rc_groups *g) {
+  const cudaError_t e =
+      rc_cuda_launch(scatter_kernel, rc_voxel_blocks(g->N), RC_VOXEL_THREADS, stream, pdl, *g);
+  return e == cudaSuccess ? ROBOCACHE_OK : rc_cuda_error(ctx, e, "voxelize scatter kernel");
 }
 
 robocache_status rc_groups_sort_giants(robocache_ctx *ctx, cudaStream_t stream, const rc_groups *g,

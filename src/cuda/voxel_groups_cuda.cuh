@@ -63,8 +63,10 @@ void rc_groups_carve(rc_groups *g, rc_carver *k, int N);
 /* CUB temporary storage of rc_groups_sort_giants for N points (0 when
  * gmax = 0). */
 robocache_status rc_groups_temp_bytes(robocache_ctx *ctx, int N, size_t *bytes);
-/* Step 3: list[start + rank] = point (starts stored without a flag). */
-robocache_status rc_groups_scatter(robocache_ctx *ctx, cudaStream_t stream, const rc_groups *g);
+/* Step 3: list[start + rank] = point (starts stored without a flag); a
+ * programmatic dependent launch when `pdl`. */
+robocache_status rc_groups_scatter(robocache_ctx *ctx, cudaStream_t stream, bool pdl,
+                                   const rc_groups *g);
 /* Step 4 (no launch when gmax = 0). */
 robocache_status rc_groups_sort_giants(robocache_ctx *ctx, cudaStream_t stream, const rc_groups *g,
                                        void *temp, size_t temp_bytes);

@@ -16,6 +16,9 @@
  *      order into its row (16-byte copies for 4 contiguous columns), or
  *      counted as dropped when v >= M; each padding row gets coords -1 and
  *      num_points 0.
+ * The kernels of steps 1, 2, 3 (scatter) and 5 are programmatic dependent
+ * launches on sm_90 and later, after rc_voxel_zero (voxels and scratch); the
+ * CUB launches are ordinary.
  * Which slot a voxel gets depends on the scheduling, nothing written does:
  * bitwise identical to the CPU backend. One stream synchronisation at the end
  * (stats, offsets check) in checked mode. */
@@ -80,12 +83,15 @@ __device__ unsigned int insert(const hash_table &t, unsigned long long k) {
   }
 }
 
-/* Step 1, one thread per point. */
+/* Step 1, one thread per point: its cell found before the wait for the
+ * zeroing kernel (the point's loads in flight meanwhile). */
 __global__ void insert_kernel(rc_voxel_src s, rc_groups g, hash_table t, int checked) {
+  rc_pdl_let_dependents_launch();
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   unsigned int nonfinite = 0, range = 0;
+  const int64_t cell = i < s.N ? rc_voxel_cell(s, i, t.G, &nonfinite, &range) : -1; /* b*G+key */
+  rc_pdl_wait();
   if (i < s.N) {
-    const int64_t cell = rc_voxel_cell(s, i, t.G, &nonfinite, &range); /* b * G + key */
     long long bucket = -1;
     if (cell >= 0) {
       const unsigned int slot = insert(t, (unsigned long long)cell + 1);
@@ -105,6 +111,7 @@ __global__ void insert_kernel(rc_voxel_src s, rc_groups g, hash_table t, int che
 
 /* Step 2 over SLOT_TILE slots per block. */
 __global__ void slots_kernel(rc_groups g, hash_table t, first_bits first) {
+  rc_pdl_enter();
   const unsigned int u0 = blockIdx.x * SLOT_TILE + threadIdx.x;
   long long bucket[SLOT_ITEMS];
   unsigned int n[SLOT_ITEMS];
@@ -165,6 +172,7 @@ __device__ __forceinline__ void copy_point(const rc_voxel_src &s, const hard_out
 __global__ void write_kernel(rc_groups g, rc_voxel_src s, hash_table t, first_bits first,
                              hard_out o, int checked) {
   __shared__ int sidx[RC_GROUP_BLOCK];
+  rc_pdl_enter();
   unsigned int dropped_points = 0, dropped_voxels = 0, dropped_voxel_points = 0;
   const unsigned int n_small = g.counters->n_small, n_big = g.counters->n_big;
   const int64_t stride = (int64_t)gridDim.x * blockDim.x;
@@ -263,22 +271,25 @@ robocache_status hard(robocache_ctx *ctx, const rc_voxel_problem *p, rc_voxel_ca
   if (s != ROBOCACHE_OK) return s;
   g.count = t.count;
   g.counters = c->counters;
-  RC_CUDA_TRY(ctx, cudaMemsetAsync(c->counters, 0, zeroed, c->stream));
+  bool pdl = false;
+  s = rc_cuda_pdl(ctx, p->points.device_id, &pdl);
+  if (s != ROBOCACHE_OK) return s;
+  const unsigned int T = RC_VOXEL_THREADS;
   /* one coalesced pass of zeros is faster than zeroing the free slots in the kernel */
-  RC_CUDA_TRY(ctx, cudaMemsetAsync(p->voxels.data, 0,
-                                   (size_t)rc_view_numel(&p->voxels) * sizeof(float), c->stream));
-  insert_kernel<<<rc_voxel_blocks(N), RC_VOXEL_THREADS, 0, c->stream>>>(c->src, g, t, c->checked);
-  s = rc_voxel_launched(ctx, "voxelize_hard insert kernel");
-  if (s != ROBOCACHE_OK) return s;
-  slots_kernel<<<(t.cap + SLOT_TILE - 1) / SLOT_TILE, RC_VOXEL_THREADS, 0, c->stream>>>(g, t,
-                                                                                        first);
-  s = rc_voxel_launched(ctx, "voxelize_hard slots kernel");
-  if (s != ROBOCACHE_OK) return s;
+  cudaError_t e = rc_voxel_zero(p->voxels.data, (size_t)rc_view_numel(&p->voxels) * sizeof(float),
+                                c->counters, zeroed, c->stream, pdl);
+  if (e == cudaSuccess)
+    e = rc_cuda_launch(insert_kernel, rc_voxel_blocks(N), T, c->stream, pdl, c->src, g, t,
+                       c->checked);
+  if (e == cudaSuccess)
+    e = rc_cuda_launch(slots_kernel, (t.cap + SLOT_TILE - 1) / SLOT_TILE, T, c->stream, pdl, g, t,
+                       first);
+  if (e != cudaSuccess) return rc_cuda_error(ctx, e, "voxelize_hard insert/slots kernels");
   size_t bytes = temp_bytes;
   RC_CUDA_TRY(ctx, cub::DeviceScan::ExclusiveSum(
                        temp, bytes, thrust::make_transform_iterator(first.bits, popcount()),
                        first.prefix, first.words, c->stream));
-  s = rc_groups_scatter(ctx, c->stream, &g);
+  s = rc_groups_scatter(ctx, c->stream, pdl, &g);
   if (s == ROBOCACHE_OK) s = rc_groups_sort_giants(ctx, c->stream, &g, temp, temp_bytes);
   if (s != ROBOCACHE_OK) return s;
   hard_out o = {(float *)p->voxels.data,
@@ -293,9 +304,10 @@ robocache_status hard(robocache_ctx *ctx, const rc_voxel_problem *p, rc_voxel_ca
   o.vec4 = p->C == 4 && c->src.s1 == 1 && c->src.s0 % 4 == 0 && ((uintptr_t)c->src.pts & 15) == 0 &&
            ((uintptr_t)o.voxels & 15) == 0;
   const int64_t rows = p->B * p->max_voxels;
-  write_kernel<<<rc_group_blocks(N, rows > N ? rows : N), RC_VOXEL_THREADS, 0, c->stream>>>(
-      g, c->src, t, first, o, c->checked);
-  return rc_voxel_launched(ctx, "voxelize_hard write kernel");
+  e = rc_cuda_launch(write_kernel, rc_group_blocks(N, rows > N ? rows : N), T, c->stream, pdl, g,
+                     c->src, t, first, o, c->checked);
+  if (e != cudaSuccess) return rc_cuda_error(ctx, e, "voxelize_hard write kernel");
+  return ROBOCACHE_OK;
 }
 
 } // namespace

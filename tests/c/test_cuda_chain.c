@@ -16,7 +16,8 @@
  *     call into the same grid: COUNT (i32: two kernels; f32: three) and SUM /
  *     MEAN (five kernels; 128^3 cells of 2^20 points, so cells of one point
  *     and groups); the last grid equals the CPU backend's of the last
- *     points, bit for bit. */
+ *     points, bit for bit;
+ *   - hard voxelization likewise (voxels past max_voxels dropped). */
 #include "support.h"
 
 #include <cuda_runtime_api.h>
@@ -175,12 +176,63 @@ static void check_voxel_chain(robocache_voxel_mode mode, robocache_dtype odt, fl
   CU(cudaStreamDestroy(stream));
 }
 
+/* n rounds of (resample, hard voxelization of what it wrote, P = 3, M =
+ * 2^18 of about 790,000 non-empty voxels of 0.25 m); the last outputs
+ * against the CPU backend's on the last points. */
+static void check_hard_chain(int n) {
+  const float size[3] = {0.25f, 0.25f, 0.25f}, range[6] = {0, 0, 0, 32, 32, 32};
+  const int64_t S = 1 << 20, P = 3, M = 1 << 18;
+  cudaStream_t stream;
+  robocache_ctx *ctx = chain_ctx(&stream);
+  chain c;
+  chain_make(&c, S, 4, 7);
+  rct_tensor *h[4] = {rct_make3(ROBOCACHE_DTYPE_F32, M, P, 4), rct_make2(ROBOCACHE_DTYPE_I32, M, 4),
+                      rct_make1(ROBOCACHE_DTYPE_I32, M), rct_make1(ROBOCACHE_DTYPE_I32, 1)};
+  rct_tensor *want[4] = {rct_make3(ROBOCACHE_DTYPE_F32, M, P, 4),
+                         rct_make2(ROBOCACHE_DTYPE_I32, M, 4), rct_make1(ROBOCACHE_DTYPE_I32, M),
+                         rct_make1(ROBOCACHE_DTYPE_I32, 1)};
+  robocache_tensor d[4];
+  for (int i = 0; i < 4; i++) d[i] = dev_of(h[i], 0);
+  int64_t pshape[2], pstrides[2];
+  for (int k = 0; k < n; k++) {
+    chain_step(ctx, &c, k);
+    robocache_tensor pts = points_view(&c.buf[(k + 1) % 2], pshape, pstrides);
+    robocache_status s = robocache_voxelize_hard(ctx, &pts, NULL, size, range, (int32_t)P,
+                                                 (int32_t)M, &d[0], &d[1], &d[2], &d[3], NULL);
+    if (s != ROBOCACHE_OK)
+      fail_msg("chained voxelize_hard %d: %s", k, robocache_ctx_error_message(ctx));
+  }
+  CU(cudaStreamSynchronize(stream));
+  for (int i = 0; i < 4; i++)
+    CU(cudaMemcpy(h[i]->t.data, d[i].data, h[i]->nbytes, cudaMemcpyDeviceToHost));
+  rct_tensor *last = chain_expected(&c, n);
+  const robocache_tensor hp = points_view(&last->t, pshape, pstrides);
+  robocache_ctx *cpu = NULL;
+  assert_int_equal(robocache_ctx_create(&cpu), ROBOCACHE_OK);
+  assert_int_equal(robocache_voxelize_hard(cpu, &hp, NULL, size, range, (int32_t)P, (int32_t)M,
+                                           &want[0]->t, &want[1]->t, &want[2]->t, &want[3]->t,
+                                           NULL),
+                   ROBOCACHE_OK);
+  const char *what[4] = {"hard voxels", "hard coords", "hard num_points", "hard num_voxels"};
+  for (int i = 0; i < 4; i++) {
+    rct_assert_bits_equal(h[i], want[i], what[i]);
+    rct_free(h[i]), rct_free(want[i]);
+    CU(cudaFree(d[i].data));
+  }
+  robocache_ctx_free(cpu);
+  rct_free(last);
+  chain_free(&c);
+  robocache_ctx_free(ctx);
+  CU(cudaStreamDestroy(stream));
+}
+
 static void test_voxelize_after_resample(void **state) {
   (void)state;
   check_voxel_chain(ROBOCACHE_VOXEL_COUNT, ROBOCACHE_DTYPE_I32, 1.0f, 30, "count i32");
   check_voxel_chain(ROBOCACHE_VOXEL_COUNT, ROBOCACHE_DTYPE_F32, 1.0f, 30, "count f32");
   check_voxel_chain(ROBOCACHE_VOXEL_SUM, ROBOCACHE_DTYPE_F32, 0.25f, 30, "sum");
   check_voxel_chain(ROBOCACHE_VOXEL_MEAN, ROBOCACHE_DTYPE_F32, 0.25f, 30, "mean");
+  check_hard_chain(30);
 }
 
 int main(void) {
