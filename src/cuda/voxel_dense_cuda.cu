@@ -2,15 +2,13 @@
  * MEAN here; COUNT, OCCUPANCY and MAX in voxel_atomic_cuda.cu.
  * SUM / MEAN: the points of each cell grouped without a sort
  * (voxel_groups_cuda.cuh; the cell counts live in plane 0 of out until the
- * results overwrite them). Each cell's first point (the one that found it
- * empty) is kept in `first` (scratch of B x Z x Y x X ints, written only for
- * the non-empty cells): the scan of the cells writes a single point's
- * value at once and puts a grouped cell's first point in its list, so that
- * only the other points (rank >= 1) are placed one by one; the points of the
- * grouped cells are summed in input order. The CPU backend's arithmetic (f64
- * sum from 0.0, mean = sum / count, one rounding to f32), so the result is
- * bitwise that of the CPU backend. Every kernel is a programmatic dependent
- * launch of the one before it on sm_90 and later (rc_voxel_zero first).
+ * results overwrite them); a cell's only point is written at once by the
+ * scatter, the points of the other cells are summed in input order; the CPU
+ * backend's arithmetic (f64 sum from 0.0, mean = sum / count, one rounding
+ * to f32), so the result is bitwise that of the CPU backend. Every kernel is
+ * a programmatic dependent launch of the one before it on sm_90 and later
+ * (rc_voxel_zero first; CUB's sort of the giant segments is an ordinary
+ * launch).
  * In unchecked mode (no stats) nothing is counted beyond what the output
  * needs. */
 #include "cuda/voxel_groups_cuda.cuh"
@@ -18,22 +16,16 @@
 namespace {
 
 /* SUM / MEAN step 1: each point's cell (its plane-0 index in out, found
- * before the wait for the zeroing: the point's loads in flight meanwhile),
- * its rank there, and the first point of each cell. first is indexed by
- * b x G + voxel key. */
-__global__ void hist_kernel(rc_voxel_src s, rc_groups g, int *first, int64_t G, int64_t F,
-                            int checked) {
+ * before the wait for the zeroing: the point's loads in flight meanwhile)
+ * and its provisional rank there. */
+__global__ void hist_kernel(rc_voxel_src s, rc_groups g, int64_t G, int64_t F, int checked) {
   rc_pdl_let_dependents_launch();
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   unsigned int nonfinite = 0, range = 0;
-  const int64_t key = i < s.N ? rc_voxel_cell(s, i, G, &nonfinite, &range) : -1;
+  const int64_t cell = i < s.N ? rc_voxel_cell(s, i, F * G, &nonfinite, &range) : -1;
   rc_pdl_wait();
   if (i < s.N) {
-    const int64_t cell = key < 0 || F == 1 ? key : key + key / G * (F - 1) * G;
-    unsigned int rank = 0;
-    if (cell >= 0) rank = atomicAdd(&g.count[cell], 1u);
-    if (cell >= 0 && rank == 0) first[key] = i;
-    g.rank[i] = rank;
+    if (cell >= 0) g.rank[i] = atomicAdd(&g.count[cell], 1u);
     g.bucket_of[i] = cell;
   }
   if (checked) rc_voxel_count_dropped(s, g.counters, nonfinite, range);
@@ -51,32 +43,19 @@ struct sum_args {
 #define CELL_TILE (RC_VOXEL_THREADS * CELL_ITEMS)
 
 /* Plane-0 words of cells with a segment (their start | ALLOCATED); a cell
- * with one point gets its value. */
+ * with one point keeps its count, 1. */
 #define ALLOCATED 0x80000000u
 
-/* The f32 sum (mean) of a cell holding the one value x: the CPU backend's
- * 0.0 + x in f64, divided by 1 for the mean. */
-__device__ __forceinline__ float single_value(float x, int mean) {
-  double acc = 0.0;
-  acc += (double)x;
-  return rc_voxel_f32(mean ? acc / 1.0 : acc);
-}
-
-/* SUM / MEAN step 2 over the cells of cloud blockIdx.x / tiles: a cell of
- * one point gets its F values; cells of two or more points get a segment,
- * whose first slot takes the cell's first point; in checked mode the
- * non-empty cells are counted. Loads are issued together, round by round
- * (counts, first points, values), before the stores. */
-__global__ void __launch_bounds__(RC_VOXEL_THREADS, 2)
-    cells_kernel(rc_groups g, rc_voxel_src s, const int *first, sum_args a, unsigned int tiles,
-                 int checked) {
+/* SUM / MEAN step 2 over the cells of cloud blockIdx.x / tiles: cells of
+ * two or more points get a segment; in checked mode the non-empty cells are
+ * counted. No stores before the last load: the loads of a thread's cells are
+ * issued together. */
+__global__ void cells_kernel(rc_groups g, int64_t G, int64_t F, unsigned int tiles, int checked) {
   rc_pdl_enter();
-  const int64_t G = a.G, F = a.F;
   const int64_t b = blockIdx.x / tiles;
   const int64_t c0 = (int64_t)(blockIdx.x % tiles) * CELL_TILE + threadIdx.x;
   long long bucket[CELL_ITEMS];
   unsigned int n[CELL_ITEMS], singles = 0, grouped = 0;
-  int pt[CELL_ITEMS];
 #pragma unroll
   for (int k = 0; k < CELL_ITEMS; k++) {
     const int64_t cell = c0 + k * RC_VOXEL_THREADS;
@@ -84,40 +63,37 @@ __global__ void __launch_bounds__(RC_VOXEL_THREADS, 2)
     n[k] = cell < G ? g.count[bucket[k]] : 0u;
   }
 #pragma unroll
-  for (int k = 0; k < CELL_ITEMS; k++) pt[k] = n[k] ? first[b * G + c0 + k * RC_VOXEL_THREADS] : 0;
-  for (int64_t f = 0; f < F; f++) {
-    float x[CELL_ITEMS];
-#pragma unroll
-    for (int k = 0; k < CELL_ITEMS; k++) x[k] = n[k] == 1 ? rc_vpt(s, pt[k], a.col0 + f) : 0.0f;
-#pragma unroll
-    for (int k = 0; k < CELL_ITEMS; k++)
-      if (n[k] == 1) a.out[bucket[k] + f * G] = single_value(x[k], a.mean);
-  }
-#pragma unroll
   for (int k = 0; k < CELL_ITEMS; k++) {
     singles += n[k] == 1;
-    if (n[k] == 1) n[k] = 0; /* written above */
+    if (n[k] == 1) n[k] = 0; /* written by the scatter */
     grouped |= n[k];
   }
   if (checked) rc_voxel_block_add(&g.counters->nonempty, singles);
-  if (__syncthreads_or(grouped)) {
-    unsigned int start[CELL_ITEMS];
-    rc_groups_alloc(g, bucket, n, ALLOCATED, start);
-#pragma unroll
-    for (int k = 0; k < CELL_ITEMS; k++)
-      if (n[k]) g.list[start[k]] = pt[k];
-  }
+  if (__syncthreads_or(grouped)) rc_groups_alloc(g, bucket, n, ALLOCATED);
 }
 
-/* SUM / MEAN step 3: a point of rank >= 1 (a grouped cell's; dropped points
- * have rank 0) goes to its slot of the cell's list. */
-__global__ void place_kernel(rc_groups g) {
+/* SUM / MEAN step 3: a point of a grouped cell goes to its list; the only
+ * point of a cell is its sum (0.0 + x, as the CPU backend adds) and mean.
+ * The point's rank and first feature are loaded with its cell, before the
+ * cell's word is known (one round trip less). */
+__global__ void place_kernel(rc_groups g, rc_voxel_src s, sum_args a) {
   rc_pdl_enter();
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= g.N) return;
+  const long long cell = g.bucket_of[i];
   const unsigned int rank = g.rank[i];
-  if (rank == 0) return;
-  g.list[(g.count[g.bucket_of[i]] & ~ALLOCATED) + rank] = i;
+  const float x0 = rc_vpt(s, i, a.col0);
+  if (cell < 0) return;
+  const unsigned int v = g.count[cell];
+  if (v & ALLOCATED) {
+    g.list[(v & ~ALLOCATED) + rank] = i;
+    return;
+  }
+  for (int64_t f = 0; f < a.F; f++) {
+    double acc = 0.0;
+    acc += (double)(f == 0 ? x0 : rc_vpt(s, i, a.col0 + f));
+    a.out[cell + f * a.G] = rc_voxel_f32(a.mean ? acc / 1.0 : acc);
+  }
 }
 
 /* The exponent of the lowest set bit of x (x finite and not zero): x is a
@@ -246,14 +222,12 @@ robocache_status dense_sum(robocache_ctx *ctx, const rc_voxel_problem *p, rc_vox
   robocache_status s = rc_groups_temp_bytes(ctx, c->src.N, &temp_bytes);
   if (s != ROBOCACHE_OK) return s;
   void *temp = NULL;
-  int *first = NULL;
   size_t zeroed = 0;
   s = rc_voxel_scratch(ctx, p->points.device_id, [&](rc_carver &k) {
     c->counters = (rc_voxel_counters *)k.take(sizeof(rc_voxel_counters));
     rc_groups_carve_zeroed(&g, &k, c->src.N);
     zeroed = k.at;
     rc_groups_carve(&g, &k, c->src.N);
-    first = (int *)k.take((size_t)(B * G) * sizeof(int));
     temp = k.take(temp_bytes);
   });
   if (s != ROBOCACHE_OK) return s;
@@ -268,13 +242,13 @@ robocache_status dense_sum(robocache_ctx *ctx, const rc_voxel_problem *p, rc_vox
   cudaError_t e = rc_voxel_zero(a.out, (size_t)(B * F * G) * sizeof(float), c->counters, zeroed,
                                 c->stream, pdl);
   if (B == 0 || e != cudaSuccess) return launched(ctx, e);
-  e = rc_cuda_launch(hist_kernel, rc_voxel_blocks(g.N), T, c->stream, pdl, c->src, g, first, G, F,
+  e = rc_cuda_launch(hist_kernel, rc_voxel_blocks(g.N), T, c->stream, pdl, c->src, g, G, F,
                      c->checked);
   if (e == cudaSuccess)
-    e = rc_cuda_launch(cells_kernel, (unsigned int)(tiles * B), T, c->stream, pdl, g, c->src,
-                       (const int *)first, a, (unsigned int)tiles, c->checked);
+    e = rc_cuda_launch(cells_kernel, (unsigned int)(tiles * B), T, c->stream, pdl, g, G, F,
+                       (unsigned int)tiles, c->checked);
   if (e == cudaSuccess)
-    e = rc_cuda_launch(place_kernel, rc_voxel_blocks(g.N), T, c->stream, pdl, g);
+    e = rc_cuda_launch(place_kernel, rc_voxel_blocks(g.N), T, c->stream, pdl, g, c->src, a);
   s = launched(ctx, e);
   if (s == ROBOCACHE_OK) s = rc_groups_sort_giants(ctx, c->stream, &g, temp, temp_bytes);
   if (s != ROBOCACHE_OK) return s;

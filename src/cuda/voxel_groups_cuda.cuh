@@ -74,12 +74,12 @@ robocache_status rc_groups_sort_giants(robocache_ctx *ctx, cudaStream_t stream, 
 /* ---- device ---------------------------------------------------------------------- */
 
 /* Step 2 for the buckets bucket[k] holding n[k] points (0: skipped); the
- * bucket's count becomes start[k] | flag. Every thread of the block calls it
+ * bucket's count becomes start | flag. Every thread of the block calls it
  * once. ITEMS <= 16. */
 template <int ITEMS>
-__device__ __forceinline__ void
-rc_groups_alloc(const rc_groups &g, const long long (&bucket)[ITEMS],
-                const unsigned int (&n)[ITEMS], unsigned int flag, unsigned int (&start)[ITEMS]) {
+__device__ __forceinline__ void rc_groups_alloc(const rc_groups &g,
+                                                const long long (&bucket)[ITEMS],
+                                                const unsigned int (&n)[ITEMS], unsigned int flag) {
   static_assert(ITEMS <= 16, "a tile holds at most 4096 buckets");
   /* one scan of (points | small segments << 32 | big segments << 45): a tile
    * holds at most 4096 < 2^13 segments of each kind */
@@ -105,9 +105,9 @@ rc_groups_alloc(const rc_groups &g, const long long (&bucket)[ITEMS],
 #pragma unroll
   for (int k = 0; k < ITEMS; k++) {
     if (n[k] == 0) continue;
-    start[k] = base[0] + (unsigned int)pre[k];
-    const rc_group_seg e = {bucket[k], start[k], n[k]};
-    g.count[bucket[k]] = start[k] | flag;
+    const unsigned int start = base[0] + (unsigned int)pre[k];
+    const rc_group_seg e = {bucket[k], start, n[k]};
+    g.count[bucket[k]] = start | flag;
     if (n[k] <= RC_GROUP_SMALL) {
       g.seg[base[1] + ((unsigned int)(pre[k] >> 32) & 0x1fffu)] = e;
       continue;
@@ -116,8 +116,8 @@ rc_groups_alloc(const rc_groups &g, const long long (&bucket)[ITEMS],
     if (n[k] > RC_GROUP_BLOCK) {
       const unsigned int i = atomicAdd(&g.counters->n_giant, 1u);
       if (i < (unsigned int)g.gmax) {
-        g.giant_begin[i] = (int)start[k];
-        g.giant_end[i] = (int)(start[k] + n[k]);
+        g.giant_begin[i] = (int)start;
+        g.giant_end[i] = (int)(start + n[k]);
       }
     }
   }

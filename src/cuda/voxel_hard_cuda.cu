@@ -125,8 +125,7 @@ __global__ void slots_kernel(rc_groups g, hash_table t, first_bits first) {
       atomicOr(&first.bits[f >> 5], 1u << (f & 31));
     }
   }
-  unsigned int start[SLOT_ITEMS];
-  rc_groups_alloc(g, bucket, n, 0, start);
+  rc_groups_alloc(g, bucket, n, 0);
 }
 
 /* Where the voxel of segment e goes: its cloud *b, voxel coordinates ijk
