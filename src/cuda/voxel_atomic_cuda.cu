@@ -117,12 +117,6 @@ __global__ void post_kernel(atomic_args a) {
   if (a.post == POST_OCCUPIED) rc_voxel_block_add(&a.counters->nonempty, occupied);
 }
 
-/* Blocks of a grid-stride pass over n items, 4 per thread at least. */
-unsigned int pass_blocks(int64_t n) {
-  const unsigned int b = rc_voxel_blocks((n + 3) / 4);
-  return b < 4096 ? b : 4096;
-}
-
 template <int OP>
 robocache_status run(robocache_ctx *ctx, const atomic_args &a, int device, cudaStream_t stream) {
   bool pdl = false;
@@ -134,7 +128,7 @@ robocache_status run(robocache_ctx *ctx, const atomic_args &a, int device, cudaS
   if (e == cudaSuccess)
     e = rc_cuda_launch(atomic_kernel<OP>, rc_voxel_blocks(a.src.N), T, stream, pdl, a);
   if (e == cudaSuccess && a.post != POST_NONE)
-    e = rc_cuda_launch(post_kernel, pass_blocks((int64_t)a.bytes / 4), T, stream, pdl, a);
+    e = rc_cuda_launch(post_kernel, rc_voxel_pass_blocks((int64_t)a.bytes / 4), T, stream, pdl, a);
   if (e != cudaSuccess) return rc_cuda_error(ctx, e, "voxelize count/occupancy/max kernels");
   return ROBOCACHE_OK;
 }

@@ -176,6 +176,12 @@ static inline unsigned int rc_voxel_blocks(int64_t n) {
   return (unsigned int)(b > 0 ? b : 1);
 }
 
+/* Blocks of a grid-stride pass over n items, 4 per thread at least. */
+static inline unsigned int rc_voxel_pass_blocks(int64_t n) {
+  const unsigned int b = rc_voxel_blocks((n + 3) / 4);
+  return b < 4096 ? b : 4096;
+}
+
 /* Zeroes na bytes at a and nb bytes at b (either may be 0) in one kernel
  * on `stream`, a programmatic dependent launch of the stream's earlier work
  * when `pdl` that waits for that work before its stores, so that a kernel

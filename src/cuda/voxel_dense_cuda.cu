@@ -236,9 +236,9 @@ robocache_status dense_sum(robocache_ctx *ctx, const rc_voxel_problem *p, rc_vox
   bool pdl = false;
   s = rc_cuda_pdl(ctx, p->points.device_id, &pdl);
   if (s != ROBOCACHE_OK) return s;
-  /* all F planes: the cells' counts in plane 0, zeros of the empty cells */
   const sum_args a = {(float *)p->out.data, G, F, p->feat_col, p->mode == ROBOCACHE_VOXEL_MEAN};
   const unsigned int T = RC_VOXEL_THREADS;
+  /* all F planes: the cells' counts in plane 0, zeros of the empty cells */
   cudaError_t e = rc_voxel_zero(a.out, (size_t)(B * F * G) * sizeof(float), c->counters, zeroed,
                                 c->stream, pdl);
   if (B == 0 || e != cudaSuccess) return launched(ctx, e);

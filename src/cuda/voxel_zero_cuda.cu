@@ -30,7 +30,6 @@ __global__ void zero_kernel(char *a, size_t na, char *b, size_t nb) {
 
 cudaError_t rc_voxel_zero(void *a, size_t na, void *b, size_t nb, cudaStream_t stream, bool pdl) {
   const int64_t words = (int64_t)((na > nb ? na : nb) / 16);
-  const unsigned int blocks = rc_voxel_blocks((words + 3) / 4);
-  return rc_cuda_launch(zero_kernel, blocks < 4096 ? blocks : 4096, RC_VOXEL_THREADS, stream, pdl,
+  return rc_cuda_launch(zero_kernel, rc_voxel_pass_blocks(words), RC_VOXEL_THREADS, stream, pdl,
                         (char *)a, na, (char *)b, nb);
 }
