@@ -39,7 +39,4 @@ rc_stream_desc rc_cuda_stream_desc(const rc_align_problem *p, int k);
 /* Target side of p, with the call's check record. */
 rc_target_desc rc_cuda_target_desc(const rc_align_problem *p, const rc_cuda_call *c);
 
-/* ROBOCACHE_CUDA_ERROR from the last launch, if it failed. */
-robocache_status rc_cuda_launched(robocache_ctx *ctx, const char *kernel);
-
 #endif

@@ -8,11 +8,6 @@ extern "C" {
 #include "ops/align_error.h"
 }
 
-robocache_status rc_cuda_launched(robocache_ctx *ctx, const char *kernel) {
-  cudaError_t e = cudaGetLastError();
-  return e == cudaSuccess ? ROBOCACHE_OK : rc_cuda_error(ctx, e, kernel);
-}
-
 rc_stream_desc rc_cuda_stream_desc(const rc_align_problem *p, int k) {
   const rc_stream_view *s = &p->streams[k];
   rc_stream_desc d = {};

@@ -32,6 +32,12 @@ struct rc_cuda_check_record {
  * also clears the runtime's last error. */
 robocache_status rc_cuda_error(robocache_ctx *ctx, cudaError_t e, const char *what);
 
+/* ROBOCACHE_OK when e is cudaSuccess, else rc_cuda_error(ctx, e, what). */
+robocache_status rc_cuda_check(robocache_ctx *ctx, cudaError_t e, const char *what);
+
+/* rc_cuda_check of the last error: whether the last launch failed. */
+robocache_status rc_cuda_launched(robocache_ctx *ctx, const char *kernel);
+
 /* Returns from the calling function with ROBOCACHE_CUDA_ERROR when `call`
  * fails. */
 #define RC_CUDA_TRY(ctx, call)                                                                     \

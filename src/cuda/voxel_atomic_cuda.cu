@@ -118,10 +118,7 @@ __global__ void post_kernel(atomic_args a) {
 }
 
 template <int OP>
-robocache_status run(robocache_ctx *ctx, const atomic_args &a, int device, cudaStream_t stream) {
-  bool pdl = false;
-  robocache_status s = rc_cuda_pdl(ctx, device, &pdl);
-  if (s != ROBOCACHE_OK) return s;
+robocache_status run(robocache_ctx *ctx, const atomic_args &a, cudaStream_t stream, bool pdl) {
   const unsigned int T = RC_VOXEL_THREADS;
   cudaError_t e = rc_voxel_zero(a.out, a.bytes, a.counters,
                                 a.counters ? sizeof(rc_voxel_counters) : 0, stream, pdl);
@@ -129,8 +126,7 @@ robocache_status run(robocache_ctx *ctx, const atomic_args &a, int device, cudaS
     e = rc_cuda_launch(atomic_kernel<OP>, rc_voxel_blocks(a.src.N), T, stream, pdl, a);
   if (e == cudaSuccess && a.post != POST_NONE)
     e = rc_cuda_launch(post_kernel, rc_voxel_pass_blocks((int64_t)a.bytes / 4), T, stream, pdl, a);
-  if (e != cudaSuccess) return rc_cuda_error(ctx, e, "voxelize count/occupancy/max kernels");
-  return ROBOCACHE_OK;
+  return rc_cuda_check(ctx, e, "voxelize count/occupancy/max kernels");
 }
 
 } // namespace
@@ -144,10 +140,10 @@ robocache_status rc_voxel_dense_atomic_cuda(robocache_ctx *ctx, const rc_voxel_p
   a.G = p->keyer.grid[0] * p->keyer.grid[1] * p->keyer.grid[2];
   a.F = p->F;
   a.col0 = p->feat_col;
-  const int device = p->points.device_id;
   if (c->checked) {
     void *scratch = NULL;
-    robocache_status s = rc_cuda_workspace(ctx, device, sizeof(rc_voxel_counters), NULL, &scratch);
+    robocache_status s =
+        rc_cuda_workspace(ctx, p->points.device_id, sizeof(rc_voxel_counters), NULL, &scratch);
     if (s != ROBOCACHE_OK) return s;
     c->counters = (rc_voxel_counters *)scratch;
   }
@@ -155,12 +151,12 @@ robocache_status rc_voxel_dense_atomic_cuda(robocache_ctx *ctx, const rc_voxel_p
   const int f32 = p->out.dtype == ROBOCACHE_DTYPE_F32;
   if (p->mode == ROBOCACHE_VOXEL_MAX) {
     a.post = POST_MAX_F32;
-    return run<OP_MAX>(ctx, a, device, c->stream);
+    return run<OP_MAX>(ctx, a, c->stream, c->pdl);
   }
   if (p->out.dtype == ROBOCACHE_DTYPE_U8) {
     a.post = c->checked ? POST_OCCUPIED : POST_NONE;
-    return run<OP_OCC8>(ctx, a, device, c->stream);
+    return run<OP_OCC8>(ctx, a, c->stream, c->pdl);
   }
   a.post = !f32 ? POST_NONE : p->mode == ROBOCACHE_VOXEL_OCCUPANCY ? POST_OCC_F32 : POST_COUNT_F32;
-  return run<OP_COUNT32>(ctx, a, device, c->stream);
+  return run<OP_COUNT32>(ctx, a, c->stream, c->pdl);
 }

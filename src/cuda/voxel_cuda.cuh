@@ -189,9 +189,6 @@ static inline unsigned int rc_voxel_pass_blocks(int64_t n) {
  * (voxel_zero_cuda.cu). */
 cudaError_t rc_voxel_zero(void *a, size_t na, void *b, size_t nb, cudaStream_t stream, bool pdl);
 
-/* ROBOCACHE_CUDA_ERROR naming `kernel` when the last launch failed. */
-robocache_status rc_voxel_launched(robocache_ctx *ctx, const char *kernel);
-
 /* Scratch of the downsample pipeline, carved from the workspace. */
 struct rc_voxel_pipeline {
   int *cloud;             /* [N] cloud of each point */
@@ -215,12 +212,13 @@ struct rc_voxel_call {
   cudaStream_t stream;
   int checked; /* rc_cuda_sync_checks: 0 while the stream is captured into a
                   CUDA graph or when the context's sync checks are off */
+  bool pdl;    /* the device runs programmatic dependent launches (rc_cuda_pdl) */
   rc_voxel_src src;
   rc_voxel_counters *counters; /* device; read back in checked mode */
   rc_voxel_pipeline pl;        /* rc_voxel_cuda_begin only */
 };
 
-/* Sets the call up: stream, checked mode, point source, device made current.
+/* Sets the call up: stream, checked mode, pdl, point source, device made current.
  * INVALID_ARGUMENT when N > 2^31-2. On error the device is restored. */
 robocache_status rc_voxel_cuda_enter(robocache_ctx *ctx, const rc_voxel_problem *p,
                                      rc_voxel_call *c);

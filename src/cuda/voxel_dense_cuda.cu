@@ -204,10 +204,6 @@ __global__ void sum_kernel(rc_groups g, rc_voxel_src s, sum_args a) {
   }
 }
 
-robocache_status launched(robocache_ctx *ctx, cudaError_t e) {
-  return e == cudaSuccess ? ROBOCACHE_OK : rc_cuda_error(ctx, e, "voxelize sum/mean kernels");
-}
-
 /* SUM, MEAN: steps 1-5 of voxel_groups_cuda.cuh, the cells' counts in plane 0
  * of out (zeroed first). */
 robocache_status dense_sum(robocache_ctx *ctx, const rc_voxel_problem *p, rc_voxel_call *c) {
@@ -233,27 +229,24 @@ robocache_status dense_sum(robocache_ctx *ctx, const rc_voxel_problem *p, rc_vox
   if (s != ROBOCACHE_OK) return s;
   g.count = (unsigned int *)p->out.data;
   g.counters = c->counters;
-  bool pdl = false;
-  s = rc_cuda_pdl(ctx, p->points.device_id, &pdl);
-  if (s != ROBOCACHE_OK) return s;
   const sum_args a = {(float *)p->out.data, G, F, p->feat_col, p->mode == ROBOCACHE_VOXEL_MEAN};
   const unsigned int T = RC_VOXEL_THREADS;
   /* all F planes: the cells' counts in plane 0, zeros of the empty cells */
   cudaError_t e = rc_voxel_zero(a.out, (size_t)(B * F * G) * sizeof(float), c->counters, zeroed,
-                                c->stream, pdl);
-  if (B == 0 || e != cudaSuccess) return launched(ctx, e);
-  e = rc_cuda_launch(hist_kernel, rc_voxel_blocks(g.N), T, c->stream, pdl, c->src, g, G, F,
+                                c->stream, c->pdl);
+  if (B == 0 || e != cudaSuccess) return rc_cuda_check(ctx, e, "voxelize zeroing kernel");
+  e = rc_cuda_launch(hist_kernel, rc_voxel_blocks(g.N), T, c->stream, c->pdl, c->src, g, G, F,
                      c->checked);
   if (e == cudaSuccess)
-    e = rc_cuda_launch(cells_kernel, (unsigned int)(tiles * B), T, c->stream, pdl, g, G, F,
+    e = rc_cuda_launch(cells_kernel, (unsigned int)(tiles * B), T, c->stream, c->pdl, g, G, F,
                        (unsigned int)tiles, c->checked);
   if (e == cudaSuccess)
-    e = rc_cuda_launch(place_kernel, rc_voxel_blocks(g.N), T, c->stream, pdl, g, c->src, a);
-  s = launched(ctx, e);
+    e = rc_cuda_launch(place_kernel, rc_voxel_blocks(g.N), T, c->stream, c->pdl, g, c->src, a);
+  s = rc_cuda_check(ctx, e, "voxelize sum/mean kernels");
   if (s == ROBOCACHE_OK) s = rc_groups_sort_giants(ctx, c->stream, &g, temp, temp_bytes);
   if (s != ROBOCACHE_OK) return s;
-  return launched(
-      ctx, rc_cuda_launch(sum_kernel, rc_group_blocks(g.N, g.N), T, c->stream, pdl, g, c->src, a));
+  e = rc_cuda_launch(sum_kernel, rc_group_blocks(g.N, g.N), T, c->stream, c->pdl, g, c->src, a);
+  return rc_cuda_check(ctx, e, "voxelize sum kernel");
 }
 
 } // namespace

@@ -45,11 +45,11 @@ robocache_status rc_voxel_downsample_cuda(robocache_ctx *ctx, const rc_voxel_pro
   if (s != ROBOCACHE_OK) return s;
   mean_kernel<<<rc_voxel_blocks(p->N), RC_VOXEL_THREADS, 0, c.stream>>>(
       c.pl, c.src, c.counters, (float *)p->out_points.data, cap, p->C);
-  s = rc_voxel_launched(ctx, "voxel_downsample mean kernel");
+  s = rc_cuda_launched(ctx, "voxel_downsample mean kernel");
   if (s == ROBOCACHE_OK) {
     out_offsets_kernel<<<rc_voxel_blocks(p->B + 1), RC_VOXEL_THREADS, 0, c.stream>>>(
         c.pl, c.src, (int64_t *)p->out_offsets.data, cap);
-    s = rc_voxel_launched(ctx, "voxel_downsample out_offsets kernel");
+    s = rc_cuda_launched(ctx, "voxel_downsample out_offsets kernel");
   }
   const int checked = c.checked;
   s = rc_voxel_cuda_end(ctx, p, &c, s, 0);

@@ -53,7 +53,7 @@ robocache_status rc_groups_scatter(robocache_ctx *ctx, cudaStream_t stream, bool
                                    const rc_groups *g) {
   const cudaError_t e =
       rc_cuda_launch(scatter_kernel, rc_voxel_blocks(g->N), RC_VOXEL_THREADS, stream, pdl, *g);
-  return e == cudaSuccess ? ROBOCACHE_OK : rc_cuda_error(ctx, e, "voxelize scatter kernel");
+  return rc_cuda_check(ctx, e, "voxelize scatter kernel");
 }
 
 robocache_status rc_groups_sort_giants(robocache_ctx *ctx, cudaStream_t stream, const rc_groups *g,

@@ -270,25 +270,23 @@ robocache_status hard(robocache_ctx *ctx, const rc_voxel_problem *p, rc_voxel_ca
   if (s != ROBOCACHE_OK) return s;
   g.count = t.count;
   g.counters = c->counters;
-  bool pdl = false;
-  s = rc_cuda_pdl(ctx, p->points.device_id, &pdl);
-  if (s != ROBOCACHE_OK) return s;
   const unsigned int T = RC_VOXEL_THREADS;
   /* one coalesced pass of zeros is faster than zeroing the free slots in the kernel */
   cudaError_t e = rc_voxel_zero(p->voxels.data, (size_t)rc_view_numel(&p->voxels) * sizeof(float),
-                                c->counters, zeroed, c->stream, pdl);
+                                c->counters, zeroed, c->stream, c->pdl);
   if (e == cudaSuccess)
-    e = rc_cuda_launch(insert_kernel, rc_voxel_blocks(N), T, c->stream, pdl, c->src, g, t,
+    e = rc_cuda_launch(insert_kernel, rc_voxel_blocks(N), T, c->stream, c->pdl, c->src, g, t,
                        c->checked);
   if (e == cudaSuccess)
-    e = rc_cuda_launch(slots_kernel, (t.cap + SLOT_TILE - 1) / SLOT_TILE, T, c->stream, pdl, g, t,
-                       first);
-  if (e != cudaSuccess) return rc_cuda_error(ctx, e, "voxelize_hard insert/slots kernels");
+    e = rc_cuda_launch(slots_kernel, (t.cap + SLOT_TILE - 1) / SLOT_TILE, T, c->stream, c->pdl, g,
+                       t, first);
+  s = rc_cuda_check(ctx, e, "voxelize_hard insert/slots kernels");
+  if (s != ROBOCACHE_OK) return s;
   size_t bytes = temp_bytes;
   RC_CUDA_TRY(ctx, cub::DeviceScan::ExclusiveSum(
                        temp, bytes, thrust::make_transform_iterator(first.bits, popcount()),
                        first.prefix, first.words, c->stream));
-  s = rc_groups_scatter(ctx, c->stream, pdl, &g);
+  s = rc_groups_scatter(ctx, c->stream, c->pdl, &g);
   if (s == ROBOCACHE_OK) s = rc_groups_sort_giants(ctx, c->stream, &g, temp, temp_bytes);
   if (s != ROBOCACHE_OK) return s;
   hard_out o = {(float *)p->voxels.data,
@@ -303,10 +301,9 @@ robocache_status hard(robocache_ctx *ctx, const rc_voxel_problem *p, rc_voxel_ca
   o.vec4 = p->C == 4 && c->src.s1 == 1 && c->src.s0 % 4 == 0 && ((uintptr_t)c->src.pts & 15) == 0 &&
            ((uintptr_t)o.voxels & 15) == 0;
   const int64_t rows = p->B * p->max_voxels;
-  e = rc_cuda_launch(write_kernel, rc_group_blocks(N, rows > N ? rows : N), T, c->stream, pdl, g,
+  e = rc_cuda_launch(write_kernel, rc_group_blocks(N, rows > N ? rows : N), T, c->stream, c->pdl, g,
                      c->src, t, first, o, c->checked);
-  if (e != cudaSuccess) return rc_cuda_error(ctx, e, "voxelize_hard write kernel");
-  return ROBOCACHE_OK;
+  return rc_cuda_check(ctx, e, "voxelize_hard write kernel");
 }
 
 } // namespace

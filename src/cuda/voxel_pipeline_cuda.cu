@@ -152,7 +152,7 @@ template <class K> robocache_status run_pipeline(robocache_ctx *ctx, rc_voxel_ca
   const K sentinel = (K)pl.sentinel;
   keys_kernel<K><<<rc_voxel_blocks(N), RC_VOXEL_THREADS, 0, c->stream>>>(
       c->src, sentinel, pl.cloud, (K *)pl.keys, pl.idx, c->counters);
-  robocache_status s = rc_voxel_launched(ctx, "voxelize keys kernel");
+  robocache_status s = rc_cuda_launched(ctx, "voxelize keys kernel");
   if (s != ROBOCACHE_OK) return s;
   if (N == 0) { /* no segments (counters are zero); rank[0] = 0 */
     RC_CUDA_TRY(ctx, cudaMemsetAsync(pl.rank, 0, sizeof(int), c->stream));
@@ -164,7 +164,7 @@ template <class K> robocache_status run_pipeline(robocache_ctx *ctx, rc_voxel_ca
                                               pl.idx, pl.idx_out, N, 0, pl.key_bits, c->stream));
   heads_kernel<K><<<rc_voxel_blocks(N), RC_VOXEL_THREADS, 0, c->stream>>>(
       (const K *)pl.keys_out, pl.idx_out, pl.cloud, N, sentinel, pl.flags, pl.first);
-  s = rc_voxel_launched(ctx, "voxelize segment heads kernel");
+  s = rc_cuda_launched(ctx, "voxelize segment heads kernel");
   if (s != ROBOCACHE_OK) return s;
   bytes = pl.temp_bytes;
   RC_CUDA_TRY(ctx, cub::DeviceSelect::Flagged(pl.temp, bytes, thrust::counting_iterator<int>(0),
@@ -264,20 +264,20 @@ robocache_status launch(robocache_ctx *ctx, const rc_voxel_problem *p, rc_voxel_
   rc_voxel_pipeline &pl = c->pl;
   const int B = c->src.B;
   prep_kernel<<<1, RC_VOXEL_THREADS, 0, c->stream>>>(c->src, c->counters);
-  robocache_status s = rc_voxel_launched(ctx, "voxelize offsets kernel");
+  robocache_status s = rc_cuda_launched(ctx, "voxelize offsets kernel");
   if (s == ROBOCACHE_OK && p->keyer.pcl) {
     extent_init_kernel<<<rc_voxel_blocks(6 * (int64_t)B), RC_VOXEL_THREADS, 0, c->stream>>>(
         pl.extent, B);
-    s = rc_voxel_launched(ctx, "voxel_downsample extent init kernel");
+    s = rc_cuda_launched(ctx, "voxel_downsample extent init kernel");
     if (s == ROBOCACHE_OK && B > 0) {
       dim3 grid((unsigned int)B, 32);
       extent_kernel<<<grid, RC_VOXEL_THREADS, 0, c->stream>>>(c->src, pl.extent);
-      s = rc_voxel_launched(ctx, "voxel_downsample extent kernel");
+      s = rc_cuda_launched(ctx, "voxel_downsample extent kernel");
     }
     if (s == ROBOCACHE_OK) {
       keyer_kernel<<<rc_voxel_blocks(B), RC_VOXEL_THREADS, 0, c->stream>>>(p->keyer, pl.extent, B,
                                                                            pl.keyers, c->counters);
-      s = rc_voxel_launched(ctx, "voxel_downsample keyer kernel");
+      s = rc_cuda_launched(ctx, "voxel_downsample keyer kernel");
     }
   }
   if (s != ROBOCACHE_OK) return s;
@@ -286,11 +286,6 @@ robocache_status launch(robocache_ctx *ctx, const rc_voxel_problem *p, rc_voxel_
 }
 
 } // namespace
-
-robocache_status rc_voxel_launched(robocache_ctx *ctx, const char *kernel) {
-  cudaError_t e = cudaGetLastError();
-  return e == cudaSuccess ? ROBOCACHE_OK : rc_cuda_error(ctx, e, kernel);
-}
 
 robocache_status rc_voxel_cuda_enter(robocache_ctx *ctx, const rc_voxel_problem *p,
                                      rc_voxel_call *c) {
@@ -314,7 +309,8 @@ robocache_status rc_voxel_cuda_enter(robocache_ctx *ctx, const rc_voxel_problem 
   src.keyer = p->keyer;
   robocache_status s = rc_cuda_device_enter(ctx, p->points.device_id, &c->guard);
   if (s != ROBOCACHE_OK) return s;
-  s = rc_cuda_sync_checks(ctx, c->stream, &c->checked);
+  s = rc_cuda_pdl(ctx, p->points.device_id, &c->pdl);
+  if (s == ROBOCACHE_OK) s = rc_cuda_sync_checks(ctx, c->stream, &c->checked);
   if (s != ROBOCACHE_OK) rc_cuda_device_restore(&c->guard);
   return s;
 }
