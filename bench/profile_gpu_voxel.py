@@ -34,7 +34,7 @@ def cases(uniform, scans):
     sizes = [0] + [len(q) for q in batch]
     off8 = [sum(sizes[:k + 1]) for k in range(9)]
     for cloud, pts, modes in (("500K", uniform, (("count", 0, 5), ("sum", 2, 0), ("max", 4, 0))),
-                              ("KITTI", scans[0], (("sum", 2, 0),))):
+                              ("KITTI", scans[0], (("count", 0, 5), ("sum", 2, 0)))):
         for mode, code, dtype in modes:
             yield f"dense-{mode}-{cloud}", pts, [0, len(pts)], ["dense", code, dtype] + cube
     yield "hard-KITTI", scans[0], [0, len(scans[0])], hard

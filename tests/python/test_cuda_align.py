@@ -3,6 +3,7 @@ the same inputs, the current / a given non-default stream, torch.compile
 (fullgraph=True), CUDA-graph capture and replay, gradcheck, and errors that
 name row and index. Skipped without a CUDA device or a CUDA build."""
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -161,3 +162,83 @@ def test_error_names_row_and_index():
     with pytest.raises(ValueError, match=r"target out of range: row 0, index 0"):
         robocache.resample(values.cuda(), times.cuda(), targets.cuda() * 0,
                            extrapolate="error")
+
+
+def ragged(rows, dtype):
+    """Rows of different lengths as one zero-padded [B, S, ...] tensor and lengths [B]."""
+    S = max(len(r) for r in rows)
+    out = torch.zeros((len(rows), S) + tuple(rows[0].shape[1:]), dtype=dtype)
+    for b, r in enumerate(rows):
+        out[b, :len(r)] = torch.as_tensor(r).to(dtype)
+    return out, torch.tensor([len(r) for r in rows], dtype=torch.int64)
+
+
+def euroc_halves(euroc_imu, euroc_gt, euroc_cam, dtype):
+    """The EuRoC flight cut in two rows of different lengths (split 60 s in):
+    IMU (200 Hz), ground-truth position and quaternion (200 Hz, its own start
+    and end) and the cam0 frame times (20 Hz) as ragged targets."""
+    t_imu, imu = euroc_imu
+    t_gt, pos, q = euroc_gt
+    t_gt = np.round(t_gt * 1e9).astype(np.int64)
+    q = q / np.linalg.norm(q, axis=1, keepdims=True)
+    cut = t_imu[0] + 60 * 10**9
+
+    def halves(t, *cols):
+        first = t < cut
+        return [ragged([t[first], t[~first]], torch.int64)] + \
+            [ragged([c[first], c[~first]], dtype) for c in cols]
+
+    (ti, ni), (vi, _) = halves(t_imu, imu)
+    (tg, ng), (vp, _), (vq, _) = halves(t_gt, pos, q)
+    (tc, nc), = halves(euroc_cam)
+    streams = [
+        robocache.Stream(vi, ti, lengths=ni, name="imu", max_gap=20 * 10**6),
+        robocache.Stream(vp, tg, lengths=ng, name="pos", extrapolate="fill", fill_value=0.0),
+        robocache.Stream(vq, tg, lengths=ng, name="quat", method="slerp"),
+        robocache.Stream(vi[..., 0], ti, lengths=ni, name="gyro_x", method="previous",
+                         max_gap=10**7)]
+    return streams, tc, nc
+
+
+def cuda_streams(streams):
+    return [robocache.Stream(s.values.cuda(), s.times.cuda(), lengths=s.lengths.cuda(),
+                             name=s.name, method=s.method, extrapolate=s.extrapolate,
+                             fill_value=s.fill_value, max_gap=s.max_gap) for s in streams]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_real_recordings_match_cpu(euroc_imu, euroc_gt, euroc_cam, dtype):
+    """Real multi-rate data (EuRoC V1_01_easy, data/sensors), two ragged rows:
+    the GPU equals the CPU backend, checked and unchecked alike."""
+    streams, tc, nc = euroc_halves(euroc_imu, euroc_gt, euroc_cam, dtype)
+    out_cpu, valid_cpu = robocache.align(streams, tc, target_lengths=nc, out_dtype=dtype)
+    gpu = cuda_streams(streams)
+    out, valid = robocache.align(gpu, tc.cuda(), target_lengths=nc.cuda(), out_dtype=dtype)
+    assert out.shape == (2, tc.shape[1], 6 + 3 + 4 + 1) and valid.shape == (2, tc.shape[1], 4)
+    assert 0 < int(valid.sum()) < valid.numel()  # real edges and padding: both kinds
+    assert_same(valid, valid_cpu, torch.bool)
+    torch.testing.assert_close(out.cpu(), out_cpu, atol=2e-5 if dtype == torch.float32 else 1e-12,
+                               rtol=RTOL[dtype], equal_nan=True)
+    fast, fast_valid = robocache.align(gpu, tc.cuda(), target_lengths=nc.cuda(), out_dtype=dtype,
+                                       check=False)
+    assert torch.equal(fast_valid, valid)
+    assert torch.equal(fast.nan_to_num(123.0), out.nan_to_num(123.0))
+
+
+def test_real_float_seconds_with_drops_match_cpu(tum_gt, tum_rgb_times):
+    """TUM fr1/xyz: float-second times, a 110 ms drop in the ground truth (max_gap
+    50 ms) and jittered RGB frame times as targets."""
+    t, pos, q = tum_gt
+    q = q / np.linalg.norm(q, axis=1, keepdims=True)
+    streams = [robocache.Stream(torch.from_numpy(pos), torch.from_numpy(t), name="pos",
+                                max_gap=0.05, extrapolate="fill"),
+               robocache.Stream(torch.from_numpy(q), torch.from_numpy(t), name="quat",
+                                method="slerp", extrapolate="fill")]
+    targets = torch.from_numpy(tum_rgb_times)
+    out_cpu, valid_cpu = robocache.align(streams, targets, out_dtype=torch.float64)
+    gpu = [robocache.Stream(s.values.cuda(), s.times.cuda(), name=s.name, method=s.method,
+                            extrapolate=s.extrapolate, max_gap=s.max_gap) for s in streams]
+    out, valid = robocache.align(gpu, targets.cuda(), out_dtype=torch.float64)
+    assert not bool(valid.all())  # the drop and the ends leave targets invalid
+    assert_same(valid, valid_cpu, torch.bool)
+    torch.testing.assert_close(out.cpu(), out_cpu, atol=1e-12, rtol=0.0, equal_nan=True)
