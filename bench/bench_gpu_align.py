@@ -60,8 +60,15 @@ def summary(per_call_us):
             "replays": len(per_call_us)}
 
 
+# Replays of each graph before the timed ones, in ms of device time (as
+# triton.testing.do_bench's warm-up): right after the case's heavy setup the
+# first replays can run slower than the steady state (docs/cuda.md).
+WARMUP_MS = 25.0
+
+
 def time_graph(calls, replays):
-    """Captures calls (a list of R closures) in one CUDA graph; times replays."""
+    """Captures calls (a list of R closures) in one CUDA graph; replays it for
+    WARMUP_MS, then times `replays` replays."""
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
@@ -74,7 +81,12 @@ def time_graph(calls, replays):
     with torch.cuda.graph(graph):
         for f in calls:
             f()
-    for _ in range(3):
+    first, last = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    first.record()
+    graph.replay()
+    last.record()
+    torch.cuda.synchronize()
+    for _ in range(min(10_000, math.ceil(WARMUP_MS / max(first.elapsed_time(last), 1e-3)))):
         graph.replay()
     torch.cuda.synchronize()
     start = [torch.cuda.Event(enable_timing=True) for _ in range(replays)]
