@@ -373,13 +373,14 @@ __global__ void __launch_bounds__(RC_WIDE_BLOCK, 4)
 robocache_status rc_launch_wide(robocache_ctx *ctx, const rc_align_args &args, int grid,
                                 cudaStream_t stream, bool pdl, int32_t in_dtype,
                                 int32_t out_dtype) {
+  cudaError_t e = cudaSuccess;
   rc_with_dtype(in_dtype, [&](auto in) {
     rc_with_dtype(out_dtype, [&](auto out) {
-      (void)rc_cuda_launch(rc_wide_kernel<decltype(in), decltype(out)>, grid, RC_WIDE_BLOCK, stream,
-                           pdl, args);
+      e = rc_cuda_launch(rc_wide_kernel<decltype(in), decltype(out)>, grid, RC_WIDE_BLOCK, stream,
+                         pdl, args);
     });
   });
-  return rc_cuda_launched(ctx, "align kernel launch (wide rows)");
+  return rc_cuda_check(ctx, e, "align kernel launch (wide rows)");
 }
 
 /* ---- Split path: one stream, default options, more than
@@ -471,10 +472,9 @@ robocache_status rc_launch_split(robocache_ctx *ctx, const rc_align_args &args, 
                                  int decide_grid, int move_grid, cudaStream_t stream, bool pdl,
                                  int32_t in_dtype, int32_t out_dtype) {
   rc_split_item *items = (rc_split_item *)scratch;
-  (void)rc_cuda_launch(rc_split_decide_kernel, decide_grid, RC_WIDE_BLOCK, stream, pdl, args,
-                       items);
-  robocache_status s = rc_cuda_launched(ctx, "align kernel launch (split path, targets)");
-  cudaError_t e = cudaSuccess;
+  cudaError_t e =
+      rc_cuda_launch(rc_split_decide_kernel, decide_grid, RC_WIDE_BLOCK, stream, pdl, args, items);
+  robocache_status s = rc_cuda_check(ctx, e, "align kernel launch (split path, targets)");
   if (s != ROBOCACHE_OK || move_grid == 0) return s;
   rc_with_dtype(in_dtype, [&](auto in) {
     rc_with_dtype(out_dtype, [&](auto out) {
@@ -483,8 +483,7 @@ robocache_status rc_launch_split(robocache_ctx *ctx, const rc_align_args &args, 
         e = rc_launch_split_move<decltype(in), decltype(out)>(args, items, move_grid, stream, pdl);
     });
   });
-  if (e != cudaSuccess) return rc_cuda_error(ctx, e, "align kernel launch (split path, channels)");
-  return ROBOCACHE_OK;
+  return rc_cuda_check(ctx, e, "align kernel launch (split path, channels)");
 }
 
 /* Channels in 16 bytes of the wider of stream sv's values and out dtypes
@@ -555,11 +554,12 @@ int rc_log2_ceil(int64_t x) {
 template <int TIME_DTYPE, bool ONE>
 robocache_status rc_launch_time(robocache_ctx *ctx, const rc_align_args &args, int grid,
                                 cudaStream_t stream, bool pdl, int32_t out_dtype) {
+  cudaError_t e = cudaSuccess;
   rc_with_dtype(out_dtype, [&](auto out) {
-    (void)rc_cuda_launch(rc_align_kernel<TIME_DTYPE, decltype(out), ONE>, grid, RC_CUDA_BLOCK,
-                         stream, pdl, args);
+    e = rc_cuda_launch(rc_align_kernel<TIME_DTYPE, decltype(out), ONE>, grid, RC_CUDA_BLOCK, stream,
+                       pdl, args);
   });
-  return rc_cuda_launched(ctx, "align kernel launch");
+  return rc_cuda_check(ctx, e, "align kernel launch");
 }
 
 /* log2 of the targets per warp: as many as keep `warps` warps busy (more

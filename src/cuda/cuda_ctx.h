@@ -35,7 +35,8 @@ robocache_status rc_cuda_error(robocache_ctx *ctx, cudaError_t e, const char *wh
 /* ROBOCACHE_OK when e is cudaSuccess, else rc_cuda_error(ctx, e, what). */
 robocache_status rc_cuda_check(robocache_ctx *ctx, cudaError_t e, const char *what);
 
-/* rc_cuda_check of the last error: whether the last launch failed. */
+/* rc_cuda_check of the last error: whether the last launch failed (for
+ * kernel<<<...>>> launches; rc_cuda_launch returns its error itself). */
 robocache_status rc_cuda_launched(robocache_ctx *ctx, const char *kernel);
 
 /* Returns from the calling function with ROBOCACHE_CUDA_ERROR when `call`

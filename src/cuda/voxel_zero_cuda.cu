@@ -1,6 +1,7 @@
 /* The first kernel of the dense voxelize calls (COUNT / OCCUPANCY / MAX and
- * SUM / MEAN): zeroes the output and the call's counters, as a programmatic
- * dependent launch of the stream's earlier work on sm_90 and later. */
+ * SUM / MEAN) and of hard voxelization: zeroes the output and the call's
+ * counters (or scratch), as a programmatic dependent launch of the stream's
+ * earlier work on sm_90 and later. */
 #include "cuda/voxel_cuda.cuh"
 
 namespace {

@@ -201,9 +201,11 @@ def euroc_halves(euroc_imu, euroc_gt, euroc_cam, dtype):
 
 
 def cuda_streams(streams):
-    return [robocache.Stream(s.values.cuda(), s.times.cuda(), lengths=s.lengths.cuda(),
-                             name=s.name, method=s.method, extrapolate=s.extrapolate,
-                             fill_value=s.fill_value, max_gap=s.max_gap) for s in streams]
+    """The same streams (every option) with their tensors on the GPU."""
+    options = robocache._api._OPTION_NAMES
+    return [robocache.Stream(s.values.cuda(), s.times.cuda(), name=s.name,
+                             lengths=None if s.lengths is None else s.lengths.cuda(),
+                             **{k: getattr(s, k) for k in options}) for s in streams]
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
@@ -236,9 +238,7 @@ def test_real_float_seconds_with_drops_match_cpu(tum_gt, tum_rgb_times):
                                 method="slerp", extrapolate="fill")]
     targets = torch.from_numpy(tum_rgb_times)
     out_cpu, valid_cpu = robocache.align(streams, targets, out_dtype=torch.float64)
-    gpu = [robocache.Stream(s.values.cuda(), s.times.cuda(), name=s.name, method=s.method,
-                            extrapolate=s.extrapolate, max_gap=s.max_gap) for s in streams]
-    out, valid = robocache.align(gpu, targets.cuda(), out_dtype=torch.float64)
+    out, valid = robocache.align(cuda_streams(streams), targets.cuda(), out_dtype=torch.float64)
     assert not bool(valid.all())  # the drop and the ends leave targets invalid
     assert_same(valid, valid_cpu, torch.bool)
     torch.testing.assert_close(out.cpu(), out_cpu, atol=1e-12, rtol=0.0, equal_nan=True)
