@@ -378,6 +378,27 @@ static void test_resample_wide_rows(void **state) {
     }
 }
 
+/* The wide path on long rows: 2, 4, 8, 16, 32 and 3 threads per target,
+ * rows of 2,000 samples (ragged: also rows of 1 and 2): steady steps and
+ * sorted targets, bursty steps and random targets, random steps and sorted
+ * targets. */
+static void test_resample_wide_long_rows(void **state) {
+  (void)state;
+  static const struct {
+    robocache_dtype dt;
+    int64_t D; /* 2, 4, 8, 16, 32, 3 threads per target */
+  } cases[] = {{ROBOCACHE_DTYPE_BF16, 32}, {ROBOCACHE_DTYPE_F32, 32},  {ROBOCACHE_DTYPE_F32, 128},
+               {ROBOCACHE_DTYPE_F32, 256}, {ROBOCACHE_DTYPE_F32, 512}, {ROBOCACHE_DTYPE_F32, 24}};
+  for (int n = 0; n < 18; n++) { /* each group: steady sorted, bursty random, random sorted */
+    spec c = {.method = ROBOCACHE_LINEAR, .extrapolate = ROBOCACHE_EXTRAP_CLAMP};
+    c.vdt = c.odt = cases[n % 6].dt, c.tdt = ROBOCACHE_DTYPE_I64;
+    c.B = 8, c.S = 2000, c.T = 300, c.D = cases[n % 6].D;
+    c.sorted = n / 6 != 1;
+    c.steps = n / 6 == 0 ? STEPS_STEADY : n / 6 == 1 ? STEPS_BURSTY : STEPS_RANDOM;
+    check_case(&c, 900 + (uint64_t)n);
+  }
+}
+
 /* Launches of more than 65,536 targets, linear + clamp, int64 ns: the warp
  * path (f32 D = 8: two full-width slots; f64 D = 3) and the split path (bf16
  * D = 12 in half-width slots, f16 -> f32 D = 64, scalar f32 -> bf16 D = 7,
@@ -843,6 +864,7 @@ int main(void) {
       cmocka_unit_test(test_resample_parity),
       cmocka_unit_test(test_resample_search_and_width),
       cmocka_unit_test(test_resample_wide_rows),
+      cmocka_unit_test(test_resample_wide_long_rows),
       cmocka_unit_test(test_resample_many_targets),
       cmocka_unit_test(test_resample_strided),
       cmocka_unit_test(test_split_back_to_back),
