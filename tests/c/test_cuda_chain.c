@@ -176,6 +176,15 @@ static void check_voxel_chain(robocache_voxel_mode mode, robocache_dtype odt, fl
   CU(cudaStreamDestroy(stream));
 }
 
+/* Host tensors for the four outputs of hard voxelization: voxels [M,P,4],
+ * coords [M,4], num_points [M], num_voxels [1]. */
+static void hard_outputs(int64_t M, int64_t P, rct_tensor *t[4]) {
+  t[0] = rct_make3(ROBOCACHE_DTYPE_F32, M, P, 4);
+  t[1] = rct_make2(ROBOCACHE_DTYPE_I32, M, 4);
+  t[2] = rct_make1(ROBOCACHE_DTYPE_I32, M);
+  t[3] = rct_make1(ROBOCACHE_DTYPE_I32, 1);
+}
+
 /* n rounds of (resample, hard voxelization of what it wrote, P = 3, M =
  * 2^18 of about 790,000 non-empty voxels of 0.25 m); the last outputs
  * against the CPU backend's on the last points. */
@@ -186,11 +195,9 @@ static void check_hard_chain(int n) {
   robocache_ctx *ctx = chain_ctx(&stream);
   chain c;
   chain_make(&c, S, 4, 7);
-  rct_tensor *h[4] = {rct_make3(ROBOCACHE_DTYPE_F32, M, P, 4), rct_make2(ROBOCACHE_DTYPE_I32, M, 4),
-                      rct_make1(ROBOCACHE_DTYPE_I32, M), rct_make1(ROBOCACHE_DTYPE_I32, 1)};
-  rct_tensor *want[4] = {rct_make3(ROBOCACHE_DTYPE_F32, M, P, 4),
-                         rct_make2(ROBOCACHE_DTYPE_I32, M, 4), rct_make1(ROBOCACHE_DTYPE_I32, M),
-                         rct_make1(ROBOCACHE_DTYPE_I32, 1)};
+  rct_tensor *h[4], *want[4];
+  hard_outputs(M, P, h);
+  hard_outputs(M, P, want);
   robocache_tensor d[4];
   for (int i = 0; i < 4; i++) d[i] = dev_of(h[i], 0);
   int64_t pshape[2], pstrides[2];
