@@ -15,7 +15,11 @@ Baselines: PyTorch eager searchsorted + gather + lerp (align: one per stream
 + torch.cat), the same function under torch.compile, and the memory floor =
 (bytes of out + bytes of the distinct source rows that bracket the targets +
 bytes of all timestamps) / device-to-device copy bandwidth measured in this
-run (bytes read + written).
+run (bytes read + written, on a 1 GiB copy). For scale, each case also times
+copies that move the floor's bytes (half read, half written:
+"copy_same_bytes", a memcpy and an elementwise kernel, median_us the faster),
+timed as the case is: what the floor's bytes cost at this size, the ramp-up
+and tail of a launch included.
 
 Timing: every variant is captured in a CUDA graph of R calls that rotate over
 R input sets (R chosen so that the sets span more than 3x the L2 cache), the
@@ -174,6 +178,23 @@ def unchecked_resample(B, S, T, D, dtype_name, gen):
     return lambda: robocache.resample(values, times, targets, out=out, check=False)
 
 
+def time_copy(floor_bytes, l2, replays):
+    """Copies of floor_bytes / 2 bytes (so floor_bytes are read and written),
+    over rotating buffer pairs as the cases rotate their sets, two ways: a
+    device-to-device memcpy (copy_) and an elementwise kernel (bitwise_not of
+    int32 words). Both summaries, and which was faster ("best")."""
+    n = max(1, floor_bytes // 8)
+    pairs = [(torch.ones(n, dtype=torch.int32, device="cuda"),
+              torch.empty(n, dtype=torch.int32, device="cuda"))
+             for _ in range(n_sets(8 * n, l2, 4 << 30))]
+    res = {"memcpy": time_graph([lambda p=p: p[1].copy_(p[0]) for p in pairs], replays),
+           "kernel": time_graph([lambda p=p: torch.bitwise_not(p[0], out=p[1]) for p in pairs],
+                                replays)}
+    res["best"] = min(("memcpy", "kernel"), key=lambda k: res[k]["median_us"])
+    res["median_us"] = res[res["best"]]["median_us"]
+    return res
+
+
 def floor_rows(times, targets):
     """Number of distinct (row, sample) pairs that bracket the targets."""
     B, S = times.shape
@@ -241,6 +262,8 @@ def resample_case(B, S, T, D, dtype, l2, bw, compile_cache, replays):
     }
     res["robocache_eager_wall_us"] = time_eager_wall(
         lambda: robocache.resample(values, times, targets, out=out), 50)
+    del sets, values, times, targets, out
+    res["copy_same_bytes"] = time_copy(floor_bytes, l2, replays)
     return res
 
 
@@ -296,6 +319,8 @@ def align_case(B, out_dtype, l2, bw, compile_cache, replays):
                                      for s in sets], replays),
     }
     res["robocache_eager_wall_us"] = time_eager_wall(lambda: ours(sets[0]), 200)
+    del sets, streams, targets, out, valid
+    res["copy_same_bytes"] = time_copy(floor_bytes, l2, replays)
     return res
 
 
@@ -305,6 +330,7 @@ def finish(res):
     res["pct_of_floor"] = 100.0 * res["floor_us"] / ours
     res["speedup_vs_eager"] = res["torch_eager"]["median_us"] / ours
     res["speedup_vs_compile"] = res["torch_compile"]["median_us"] / ours
+    res["x_copy_same_bytes"] = ours / res["copy_same_bytes"]["median_us"]
     return res
 
 
@@ -362,7 +388,7 @@ def main():
                    lambda: align_case(B, out_dtype, l2, bw, compile_cache, replays))
     print(f"device {name}, copy bandwidth {bw / 1e9:.0f} GB/s; wrote {path}")
     hdr = (f"{'case':34} {'ours us':>9} {'eager':>9} {'compile':>9} {'floor':>8} "
-           f"{'%floor':>7} {'GB/s':>6} {'xeager':>7} {'xcomp':>6} {'wall us':>8}")
+           f"{'%floor':>7} {'GB/s':>6} {'xeager':>7} {'xcomp':>6} {'wall us':>8} {'copy us':>8}")
     print(hdr)
     for r in results:
         if "error" in r:
@@ -372,7 +398,7 @@ def main():
               f"{r['torch_compile']['median_us']:9.2f} {r['floor_us']:8.2f} "
               f"{r['pct_of_floor']:7.1f} {r['robocache_GBps']:6.0f} "
               f"{r['speedup_vs_eager']:7.2f} {r['speedup_vs_compile']:6.2f} "
-              f"{r['robocache_eager_wall_us']:8.1f}")
+              f"{r['robocache_eager_wall_us']:8.1f} {r['copy_same_bytes']['median_us']:8.2f}")
     return 0
 
 

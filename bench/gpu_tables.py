@@ -33,14 +33,18 @@ def align_tables(path):
               f"{r['torch_eager']['median_us']:.1f} | {r['torch_compile']['median_us']:.1f} | "
               f"{r['speedup_vs_compile']:.2f}× | {floor} |")
     print()
+    # files from before session 14 have no copy of the floor's bytes
+    copy = all("copy_same_bytes" in r for r in d["results"])
     print("| case | ours µs | eager µs | compile µs | floor µs | % floor | x eager | x compile "
-          "| wall µs |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "| wall µs |" + (" copy µs | x copy |" if copy else ""))
+    print("|---|---|---|---|---|---|---|---|---|" + ("---|---|" if copy else ""))
     for r in d["results"]:
+        tail = (f" {r['copy_same_bytes']['median_us']:.1f} | {r['x_copy_same_bytes']:.2f}x |"
+                if copy else "")
         print(f"| {align_case_name(r)} | {r['robocache']['median_us']:.1f} | {r['torch_eager']['median_us']:.1f}"
               f" | {r['torch_compile']['median_us']:.1f} | {r['floor_us']:.1f} | "
               f"{r['pct_of_floor']:.0f} % | {r['speedup_vs_eager']:.1f}x | "
-              f"{r['speedup_vs_compile']:.2f}x | {r['robocache_eager_wall_us']:.0f} |")
+              f"{r['speedup_vs_compile']:.2f}x | {r['robocache_eager_wall_us']:.0f} |{tail}")
     print()
 
 
