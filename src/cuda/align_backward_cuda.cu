@@ -92,8 +92,10 @@ template <int TIME_DTYPE>
 robocache_status rc_launch_plans(robocache_ctx *ctx, const rc_target_desc &a,
                                  const rc_stream_desc &s, rc_plan *plans, int64_t check_total,
                                  int grid, cudaStream_t stream) {
-  rc_plan_kernel<TIME_DTYPE><<<grid, RC_CUDA_BLOCK, 0, stream>>>(a, s, plans, check_total);
-  return rc_cuda_launched(ctx, "resample_backward plan kernel launch");
+  return rc_cuda_check(ctx,
+                       rc_cuda_launch(rc_plan_kernel<TIME_DTYPE>, (unsigned int)grid, RC_CUDA_BLOCK,
+                                      stream, false, a, s, plans, check_total),
+                       "resample_backward plan kernel launch");
 }
 
 template <class G>
@@ -106,10 +108,11 @@ robocache_status rc_launch_gather(robocache_ctx *ctx, const rc_align_problem *p,
     return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT,
                     "resample_backward: B x S is too large for one CUDA launch");
   const rc_view *go = &p->out, *gv = &s->values;
-  rc_gather_kernel<G><<<(int)blocks, RC_CUDA_BLOCK, 0, stream>>>(
-      plans, (const G *)go->data, go->strides[0], go->strides[1], go->strides[2], (G *)gv->data,
-      gv->strides[0], gv->strides[1], gv->strides[2], p->T, s->S, s->D);
-  return rc_cuda_launched(ctx, "resample_backward gather kernel launch");
+  cudaError_t e = rc_cuda_launch(rc_gather_kernel<G>, (unsigned int)blocks, RC_CUDA_BLOCK, stream,
+                                 false, plans, (const G *)go->data, go->strides[0], go->strides[1],
+                                 go->strides[2], (G *)gv->data, gv->strides[0], gv->strides[1],
+                                 gv->strides[2], p->T, s->S, s->D);
+  return rc_cuda_check(ctx, e, "resample_backward gather kernel launch");
 }
 
 robocache_status rc_backward(robocache_ctx *ctx, const rc_align_problem *p, const rc_cuda_call *c) {

@@ -24,10 +24,6 @@ robocache_status rc_cuda_check(robocache_ctx *ctx, cudaError_t e, const char *wh
   return e == cudaSuccess ? ROBOCACHE_OK : rc_cuda_error(ctx, e, what);
 }
 
-robocache_status rc_cuda_launched(robocache_ctx *ctx, const char *kernel) {
-  return rc_cuda_check(ctx, cudaGetLastError(), kernel);
-}
-
 robocache_status rc_cuda_pdl(robocache_ctx *ctx, int device, bool *pdl) {
   int major = 0;
   RC_CUDA_TRY(ctx, cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));

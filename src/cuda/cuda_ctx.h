@@ -35,10 +35,6 @@ robocache_status rc_cuda_error(robocache_ctx *ctx, cudaError_t e, const char *wh
 /* ROBOCACHE_OK when e is cudaSuccess, else rc_cuda_error(ctx, e, what). */
 robocache_status rc_cuda_check(robocache_ctx *ctx, cudaError_t e, const char *what);
 
-/* rc_cuda_check of the last error: whether the last launch failed (for
- * kernel<<<...>>> launches; rc_cuda_launch returns its error itself). */
-robocache_status rc_cuda_launched(robocache_ctx *ctx, const char *kernel);
-
 /* Returns from the calling function with ROBOCACHE_CUDA_ERROR when `call`
  * fails. */
 #define RC_CUDA_TRY(ctx, call)                                                                     \
@@ -125,15 +121,17 @@ __device__ __forceinline__ void rc_pdl_enter() {
 robocache_status rc_cuda_pdl(robocache_ctx *ctx, int device, bool *pdl);
 
 /* kernel<<<blocks, threads, 0, stream>>>(args...), as a programmatic
- * dependent launch of the previous kernel on the stream when `pdl`. */
+ * dependent launch of the previous kernel on the stream when `pdl`: every
+ * kernel of the library is launched here; its error is returned (for
+ * rc_cuda_check). */
 template <class... Params, class... Args>
-cudaError_t rc_cuda_launch(void (*kernel)(Params...), unsigned int blocks, unsigned int threads,
+cudaError_t rc_cuda_launch(void (*kernel)(Params...), dim3 blocks, unsigned int threads,
                            cudaStream_t stream, bool pdl, const Args &...args) {
   cudaLaunchAttribute attr = {};
   attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr.val.programmaticStreamSerializationAllowed = 1;
   cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(blocks);
+  config.gridDim = blocks;
   config.blockDim = dim3(threads);
   config.stream = stream;
   config.attrs = &attr;

@@ -43,14 +43,13 @@ robocache_status rc_voxel_downsample_cuda(robocache_ctx *ctx, const rc_voxel_pro
   rc_voxel_call c;
   robocache_status s = rc_voxel_cuda_begin(ctx, p, &c);
   if (s != ROBOCACHE_OK) return s;
-  mean_kernel<<<rc_voxel_blocks(p->N), RC_VOXEL_THREADS, 0, c.stream>>>(
-      c.pl, c.src, c.counters, (float *)p->out_points.data, cap, p->C);
-  s = rc_cuda_launched(ctx, "voxel_downsample mean kernel");
-  if (s == ROBOCACHE_OK) {
-    out_offsets_kernel<<<rc_voxel_blocks(p->B + 1), RC_VOXEL_THREADS, 0, c.stream>>>(
-        c.pl, c.src, (int64_t *)p->out_offsets.data, cap);
-    s = rc_cuda_launched(ctx, "voxel_downsample out_offsets kernel");
-  }
+  cudaError_t e =
+      rc_cuda_launch(mean_kernel, rc_voxel_blocks(p->N), RC_VOXEL_THREADS, c.stream, false, c.pl,
+                     c.src, c.counters, (float *)p->out_points.data, cap, p->C);
+  if (e == cudaSuccess)
+    e = rc_cuda_launch(out_offsets_kernel, rc_voxel_blocks(p->B + 1), RC_VOXEL_THREADS, c.stream,
+                       false, c.pl, c.src, (int64_t *)p->out_offsets.data, cap);
+  s = rc_cuda_check(ctx, e, "voxel_downsample mean / out_offsets kernels");
   const int checked = c.checked;
   s = rc_voxel_cuda_end(ctx, p, &c, s, 0);
   if (s == ROBOCACHE_OK && checked && p->stats->voxels_nonempty > cap)

@@ -150,10 +150,10 @@ template <class K> robocache_status run_pipeline(robocache_ctx *ctx, rc_voxel_ca
   rc_voxel_pipeline &pl = c->pl;
   const int N = c->src.N;
   const K sentinel = (K)pl.sentinel;
-  keys_kernel<K><<<rc_voxel_blocks(N), RC_VOXEL_THREADS, 0, c->stream>>>(
-      c->src, sentinel, pl.cloud, (K *)pl.keys, pl.idx, c->counters);
-  robocache_status s = rc_cuda_launched(ctx, "voxelize keys kernel");
-  if (s != ROBOCACHE_OK) return s;
+  cudaError_t e =
+      rc_cuda_launch(keys_kernel<K>, rc_voxel_blocks(N), RC_VOXEL_THREADS, c->stream, false, c->src,
+                     sentinel, pl.cloud, (K *)pl.keys, pl.idx, c->counters);
+  if (e != cudaSuccess) return rc_cuda_error(ctx, e, "voxelize keys kernel");
   if (N == 0) { /* no segments (counters are zero); rank[0] = 0 */
     RC_CUDA_TRY(ctx, cudaMemsetAsync(pl.rank, 0, sizeof(int), c->stream));
     return ROBOCACHE_OK;
@@ -162,10 +162,9 @@ template <class K> robocache_status run_pipeline(robocache_ctx *ctx, rc_voxel_ca
   RC_CUDA_TRY(ctx,
               cub::DeviceRadixSort::SortPairs(pl.temp, bytes, (K *)pl.keys, (K *)pl.keys_out,
                                               pl.idx, pl.idx_out, N, 0, pl.key_bits, c->stream));
-  heads_kernel<K><<<rc_voxel_blocks(N), RC_VOXEL_THREADS, 0, c->stream>>>(
-      (const K *)pl.keys_out, pl.idx_out, pl.cloud, N, sentinel, pl.flags, pl.first);
-  s = rc_cuda_launched(ctx, "voxelize segment heads kernel");
-  if (s != ROBOCACHE_OK) return s;
+  e = rc_cuda_launch(heads_kernel<K>, rc_voxel_blocks(N), RC_VOXEL_THREADS, c->stream, false,
+                     (const K *)pl.keys_out, pl.idx_out, pl.cloud, N, sentinel, pl.flags, pl.first);
+  if (e != cudaSuccess) return rc_cuda_error(ctx, e, "voxelize segment heads kernel");
   bytes = pl.temp_bytes;
   RC_CUDA_TRY(ctx, cub::DeviceSelect::Flagged(pl.temp, bytes, thrust::counting_iterator<int>(0),
                                               pl.flags, pl.seg_start, &c->counters->num_segments, N,
@@ -263,24 +262,21 @@ robocache_status pcl_message(robocache_ctx *ctx, const rc_voxel_problem *p, cons
 robocache_status launch(robocache_ctx *ctx, const rc_voxel_problem *p, rc_voxel_call *c) {
   rc_voxel_pipeline &pl = c->pl;
   const int B = c->src.B;
-  prep_kernel<<<1, RC_VOXEL_THREADS, 0, c->stream>>>(c->src, c->counters);
-  robocache_status s = rc_cuda_launched(ctx, "voxelize offsets kernel");
-  if (s == ROBOCACHE_OK && p->keyer.pcl) {
-    extent_init_kernel<<<rc_voxel_blocks(6 * (int64_t)B), RC_VOXEL_THREADS, 0, c->stream>>>(
-        pl.extent, B);
-    s = rc_cuda_launched(ctx, "voxel_downsample extent init kernel");
-    if (s == ROBOCACHE_OK && B > 0) {
-      dim3 grid((unsigned int)B, 32);
-      extent_kernel<<<grid, RC_VOXEL_THREADS, 0, c->stream>>>(c->src, pl.extent);
-      s = rc_cuda_launched(ctx, "voxel_downsample extent kernel");
-    }
-    if (s == ROBOCACHE_OK) {
-      keyer_kernel<<<rc_voxel_blocks(B), RC_VOXEL_THREADS, 0, c->stream>>>(p->keyer, pl.extent, B,
-                                                                           pl.keyers, c->counters);
-      s = rc_cuda_launched(ctx, "voxel_downsample keyer kernel");
-    }
+  const char *what = "voxelize offsets kernel";
+  cudaError_t e =
+      rc_cuda_launch(prep_kernel, 1, RC_VOXEL_THREADS, c->stream, false, c->src, c->counters);
+  if (e == cudaSuccess && p->keyer.pcl) {
+    what = "voxel_downsample extent kernels";
+    e = rc_cuda_launch(extent_init_kernel, rc_voxel_blocks(6 * (int64_t)B), RC_VOXEL_THREADS,
+                       c->stream, false, pl.extent, B);
+    if (e == cudaSuccess && B > 0)
+      e = rc_cuda_launch(extent_kernel, dim3((unsigned int)B, 32), RC_VOXEL_THREADS, c->stream,
+                         false, c->src, pl.extent);
+    if (e == cudaSuccess)
+      e = rc_cuda_launch(keyer_kernel, rc_voxel_blocks(B), RC_VOXEL_THREADS, c->stream, false,
+                         p->keyer, pl.extent, B, pl.keyers, c->counters);
   }
-  if (s != ROBOCACHE_OK) return s;
+  if (e != cudaSuccess) return rc_cuda_error(ctx, e, what);
   return pl.key_bytes == 4 ? run_pipeline<uint32_t>(ctx, c)
                            : run_pipeline<unsigned long long>(ctx, c);
 }
