@@ -12,7 +12,10 @@ read-back, no sync), replays timed, per call = replay / calls in the graph;
 then "back to back": unchecked calls issued one after another with no
 synchronisation (launch overheads overlap the GPU's work), 20 batches of 50
 timed, per call = batch / 50. Throughput (G points/s) is quoted for each
-column; the back-to-back one is the throughput of a stream of calls.
+column; the back-to-back one is the throughput of a stream of calls. For
+each dense case the harness also times a cudaMemsetAsync of the output grid
+alone, in a graph and back to back (what writing the grid once, and issuing
+one call, cost: a lower bound for any dense call).
 The PyTorch baselines are timed here the same way (CUDA events per call after
 warm-up, inputs rotated, eager); the speed-ups divide PyTorch's median by
 each robocache column's.
@@ -285,14 +288,17 @@ def main():
           "graph, back to back (unchecked, no sync) and the host's time to issue one of those; "
           "x = torch / robocache; G points/s back to back")
     print(f"{'case':18s} {'cloud':13s} {'eager':>7s} {'graph':>7s} {'b2b':>7s} {'host':>6s}"
-          f" {'torch':>8s} {'x eager':>7s} {'x graph':>7s} {'x b2b':>6s} {'Gpt/s':>6s}")
+          f" {'torch':>8s} {'x eager':>7s} {'x graph':>7s} {'x b2b':>6s} {'Gpt/s':>6s}"
+          "  memset of the grid: graph / b2b / host")
     for what, cloud, n, rc, tt in rows:
         t = tt["median_us"]
         print(f"{what:18s} {cloud:13s} {rc['median_us']:7.1f} {rc['graph_median_us']:7.1f}"
               f" {rc['b2b_median_us']:7.1f} {rc['b2b_host_median_us']:6.1f}"
               f" {t:8.1f} {t / rc['median_us']:7.1f}"
               f" {t / rc['graph_median_us']:7.1f} {t / rc['b2b_median_us']:6.1f}"
-              f" {n / rc['b2b_median_us'] / 1e3:6.2f}")
+              f" {n / rc['b2b_median_us'] / 1e3:6.2f}"
+              + (f"  {rc['grid_memset_graph_us']:.1f} / {rc['grid_memset_b2b_us']:.1f} / "
+                 f"{rc['grid_memset_host_us']:.1f}" if "grid_memset_graph_us" in rc else ""))
     print("wrote", path)
 
 

@@ -19,8 +19,12 @@
  * and each of BURSTS batches is timed, per call = batch / BURST
  * (b2b_median_us ...), also on the host's clock from the first call to the
  * return of the last (b2b_host_median_us: what issuing a call costs the
- * host; back to back is bound by it when it is the larger). Prints one JSON object, with the stats
- * of the last eager call. */
+ * host; back to back is bound by it when it is the larger). For a dense
+ * case, a cudaMemsetAsync of the output grid alone is timed the same two
+ * ways (grid_memset_graph_us, grid_memset_b2b_us, grid_memset_host_us:
+ * writing the grid once, and issuing one call, which every dense call
+ * costs at least). Prints one JSON object, with the stats of the last eager
+ * call. */
 #include "robocache.h"
 
 #include <cuda_runtime_api.h>
@@ -108,6 +112,85 @@ static robocache_status call(robocache_ctx *ctx, const job *j, int r,
   make(&nv, j->nvox[r], ROBOCACHE_DTYPE_I32, 1, bs);
   return robocache_voxelize_hard(ctx, &pts.t, &off.t, j->size, j->range, j->P, j->M, &v.t, &c.t,
                                  &np.t, &nv.t, stats);
+}
+
+/* One call of what is timed, on rotation set r (0 when it was issued). */
+typedef int (*issue_fn)(const void *arg, int r);
+
+typedef struct robocache_calls {
+  robocache_ctx *ctx;
+  const job *j;
+} robocache_calls;
+
+static int issue_robocache(const void *arg, int r) {
+  const robocache_calls *a = arg;
+  if (call(a->ctx, a->j, r, NULL) == ROBOCACHE_OK) return 0;
+  fprintf(stderr, "robocache: %s\n", robocache_ctx_error_message(a->ctx));
+  return 1;
+}
+
+typedef struct memset_calls {
+  void **out;
+  size_t bytes;
+  cudaStream_t st;
+} memset_calls;
+
+static int issue_memset(const void *arg, int r) {
+  const memset_calls *a = arg;
+  return cudaMemsetAsync(a->out[r], 0, a->bytes, a->st) != cudaSuccess;
+}
+
+/* R calls of f (one per rotation set) captured into a CUDA graph on st; each
+ * of REPLAYS replays (after 3) timed, t[i] = replay / R in ms, sorted. */
+static void time_graph(cudaStream_t st, int R, issue_fn f, const void *arg, float *t) {
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  cudaEvent_t e0, e1;
+  CHECK(cudaEventCreate(&e0));
+  CHECK(cudaEventCreate(&e1));
+  CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+  for (int r = 0; r < R; r++)
+    if (f(arg, r)) exit(1);
+  CHECK(cudaStreamEndCapture(st, &graph));
+  CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  for (int it = 0; it < 3 + REPLAYS; it++) {
+    CHECK(cudaEventRecord(e0, st));
+    CHECK(cudaGraphLaunch(exec, st));
+    CHECK(cudaEventRecord(e1, st));
+    CHECK(cudaEventSynchronize(e1));
+    if (it >= 3) CHECK(cudaEventElapsedTime(&t[it - 3], e0, e1));
+    if (it >= 3) t[it - 3] /= (float)R;
+  }
+  qsort(t, REPLAYS, sizeof *t, cmp_float);
+  cudaGraphExecDestroy(exec), cudaGraphDestroy(graph);
+  cudaEventDestroy(e0), cudaEventDestroy(e1);
+}
+
+/* BURSTS batches (after 2) of BURST calls of f issued back to back on st,
+ * rotating over R sets; per call in ms: bt[i] on the GPU's clock (events),
+ * ht[i] on the host's (first issue to last return); both sorted. */
+static void time_b2b(cudaStream_t st, int R, issue_fn f, const void *arg, float *bt, float *ht) {
+  cudaEvent_t e0, e1;
+  CHECK(cudaEventCreate(&e0));
+  CHECK(cudaEventCreate(&e1));
+  for (int it = 0; it < 2 + BURSTS; it++) {
+    CHECK(cudaEventRecord(e0, st));
+    struct timespec h0, h1;
+    clock_gettime(CLOCK_MONOTONIC, &h0);
+    for (int k = 0; k < BURST; k++)
+      if (f(arg, k % R)) exit(1);
+    clock_gettime(CLOCK_MONOTONIC, &h1);
+    CHECK(cudaEventRecord(e1, st));
+    CHECK(cudaEventSynchronize(e1));
+    if (it >= 2) CHECK(cudaEventElapsedTime(&bt[it - 2], e0, e1));
+    if (it >= 2) bt[it - 2] /= (float)BURST;
+    if (it >= 2)
+      ht[it - 2] =
+          (float)((h1.tv_sec - h0.tv_sec) * 1e3 + (h1.tv_nsec - h0.tv_nsec) * 1e-6) / BURST;
+  }
+  qsort(bt, BURSTS, sizeof *bt, cmp_float);
+  qsort(ht, BURSTS, sizeof *ht, cmp_float);
+  cudaEventDestroy(e0), cudaEventDestroy(e1);
 }
 
 int main(int argc, char **argv) {
@@ -210,55 +293,30 @@ int main(int argc, char **argv) {
   /* graph mode: R calls (one per rotation set) captured on a stream of the
    * context; robocache runs unchecked there (no read-back, no sync). */
   cudaStream_t st;
-  cudaGraph_t graph;
-  cudaGraphExec_t exec;
   CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
   robocache_ctx_set_cuda_stream(ctx, st);
   if (call(ctx, &j, 0, &stats) != ROBOCACHE_OK) return 1;
-  CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
-  for (int r = 0; r < R; r++)
-    if (call(ctx, &j, r, NULL) != ROBOCACHE_OK) {
-      fprintf(stderr, "capture: %s\n", robocache_ctx_error_message(ctx));
-      return 1;
-    }
-  CHECK(cudaStreamEndCapture(st, &graph));
-  CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  const robocache_calls rc = {ctx, &j};
   float gtimes[REPLAYS];
-  for (int it = 0; it < 3 + REPLAYS; it++) {
-    CHECK(cudaEventRecord(e0, st));
-    CHECK(cudaGraphLaunch(exec, st));
-    CHECK(cudaEventRecord(e1, st));
-    CHECK(cudaEventSynchronize(e1));
-    if (it >= 3) CHECK(cudaEventElapsedTime(&gtimes[it - 3], e0, e1));
-    if (it >= 3) gtimes[it - 3] /= (float)R;
-  }
-  qsort(gtimes, REPLAYS, sizeof *gtimes, cmp_float);
+  time_graph(st, R, issue_robocache, &rc, gtimes);
 
   /* back to back: unchecked calls on st, BURST at a time */
   robocache_ctx_set_sync_checks(ctx, 0);
   float btimes[BURSTS], htimes[BURSTS];
-  for (int it = 0; it < 2 + BURSTS; it++) {
-    CHECK(cudaEventRecord(e0, st));
-    struct timespec h0, h1;
-    clock_gettime(CLOCK_MONOTONIC, &h0);
-    for (int k = 0; k < BURST; k++)
-      if (call(ctx, &j, k % R, NULL) != ROBOCACHE_OK) {
-        fprintf(stderr, "back to back: %s\n", robocache_ctx_error_message(ctx));
-        return 1;
-      }
-    clock_gettime(CLOCK_MONOTONIC, &h1);
-    CHECK(cudaEventRecord(e1, st));
-    CHECK(cudaEventSynchronize(e1));
-    if (it >= 2) CHECK(cudaEventElapsedTime(&btimes[it - 2], e0, e1));
-    if (it >= 2) btimes[it - 2] /= (float)BURST;
-    if (it >= 2)
-      htimes[it - 2] =
-          (float)((h1.tv_sec - h0.tv_sec) * 1e3 + (h1.tv_nsec - h0.tv_nsec) * 1e-6) / BURST;
-  }
-  qsort(btimes, BURSTS, sizeof *btimes, cmp_float);
-  qsort(htimes, BURSTS, sizeof *htimes, cmp_float);
+  time_b2b(st, R, issue_robocache, &rc, btimes, htimes);
 
-  printf("{\"graph_median_us\": %.3f, \"graph_p10_us\": %.3f, \"graph_p90_us\": %.3f, "
+  if (!j.hard) { /* the output grid written once, by one call */
+    const memset_calls mc = {j.out, obytes, st};
+    float mg[REPLAYS], mb[BURSTS], mh[BURSTS];
+    time_graph(st, R, issue_memset, &mc, mg);
+    time_b2b(st, R, issue_memset, &mc, mb, mh);
+    printf("{\"grid_memset_graph_us\": %.3f, \"grid_memset_b2b_us\": %.3f, "
+           "\"grid_memset_host_us\": %.3f, ",
+           1e3 * pct(mg, REPLAYS, 0.5), 1e3 * pct(mb, BURSTS, 0.5), 1e3 * pct(mh, BURSTS, 0.5));
+  } else {
+    printf("{");
+  }
+  printf("\"graph_median_us\": %.3f, \"graph_p10_us\": %.3f, \"graph_p90_us\": %.3f, "
          "\"graph_replays\": %d, ",
          1e3 * pct(gtimes, REPLAYS, 0.5), 1e3 * pct(gtimes, REPLAYS, 0.1),
          1e3 * pct(gtimes, REPLAYS, 0.9), REPLAYS);
@@ -276,7 +334,7 @@ int main(int argc, char **argv) {
     cudaFree(j.pts[r]), cudaFree(j.out[r]);
     if (j.hard) cudaFree(j.coords[r]), cudaFree(j.npts[r]), cudaFree(j.nvox[r]);
   }
-  cudaGraphExecDestroy(exec), cudaGraphDestroy(graph), cudaStreamDestroy(st);
+  cudaStreamDestroy(st);
   cudaFree(j.offsets);
   free(j.pts), free(j.out), free(j.coords), free(j.npts), free(j.nvox), free(host), free(off);
   robocache_ctx_free(ctx);
