@@ -9,6 +9,8 @@
  * cudaLaunchKernelEx of an empty kernel (with and without the programmatic
  * dependent launch attribute), two such launches, and a cudaMemsetAsync of
  * BYTES (default 8388608, the int32 128^3 grid of a voxelize COUNT call). */
+#include "bench_cuda_check.h"
+
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -19,15 +21,6 @@
 
 #define CALLS 1000
 #define ROUNDS 21
-
-#define CHECK(call)                                                                                \
-  do {                                                                                             \
-    cudaError_t e_ = (call);                                                                       \
-    if (e_ != cudaSuccess) {                                                                       \
-      fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(e_));                                  \
-      exit(1);                                                                                     \
-    }                                                                                              \
-  } while (0)
 
 __global__ void empty_kernel(int *p) {
   if (p && threadIdx.x == 1024) *p = 0; /* never true: keeps the parameter */

@@ -25,11 +25,9 @@
  * writing the grid once, and issuing one call, which every dense call
  * costs at least). Prints one JSON object, with the stats of the last eager
  * call. */
+#include "bench_cuda_check.h"
 #include "robocache.h"
 
-#include <cuda_runtime_api.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -39,15 +37,6 @@
 #define BURST 50
 #define BURSTS 20
 #define ROTATE_BYTES (150u << 20)
-
-#define CHECK(call)                                                                                \
-  do {                                                                                             \
-    cudaError_t e_ = (call);                                                                       \
-    if (e_ != cudaSuccess) {                                                                       \
-      fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(e_));                                  \
-      exit(1);                                                                                     \
-    }                                                                                              \
-  } while (0)
 
 typedef struct tens {
   robocache_tensor t;
