@@ -16,6 +16,9 @@
  * alignment allow), RC_UNROLL slots per lane loaded before the first store,
  * stores coalesced along each target's channels. Arithmetic in f32 (f64 when
  * values or out are f64). */
+#include <atomic>
+#include <type_traits>
+
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -261,7 +264,7 @@ struct rc_align_args {
   uint8_t *valid;
   int64_t va_b, va_t, va_k;
   int64_t check_total;       /* elements of the data checks; 0: none */
-  rc_fastdiv by_T, by_group; /* wide and split paths: / T, / s[0].group */
+  rc_fastdiv by_T, by_group; /* wide, split and row paths: / T, / s[0].group */
 };
 
 /* The item of target r of stream s at (b, t). */
@@ -503,6 +506,291 @@ robocache_status rc_launch_split(robocache_ctx *ctx, const rc_align_args &args, 
   return rc_cuda_check(ctx, e, "align kernel launch (split path, channels)");
 }
 
+/* ---- Row path: one stream, default options, int64 ns times, more than
+ * RC_WIDE_MAX_TARGETS targets, sm_90 and later, rows that are read nearly
+ * whole (2 T >= S) and whose times, target times and values (contiguous
+ * samples) fit RC_ROW_SMEM bytes of shared memory (docs/cuda.md, "Row
+ * path"). One block per row, RC_ROW_BLOCKS_PER_SM resident per
+ * multiprocessor: the three are copied to shared memory by bulk
+ * asynchronous copies (cp.async.bulk, issued by one thread, all in flight
+ * together: one round trip per row, no registers held for them); then one
+ * thread per target resolves it there, its item (as the split path's)
+ * overwriting its target time; then the block moves the channels from
+ * shared memory, slot by slot. While one block of a multiprocessor works,
+ * the copies of the others are in flight. */
+#define RC_ROW_BLOCK 256
+#define RC_ROW_BLOCKS_PER_SM 3
+/* 3 x (75 KB + the 1 KB the driver keeps per block) fit the 228 KB of an
+ * sm_90 multiprocessor */
+#define RC_ROW_SMEM (75 * 1024)
+
+/* Shared memory for `bytes` of global memory staged by rc_stage_span_of:
+ * 16-byte aligned, with room to keep the data's offset within 16 bytes. */
+__host__ __device__ constexpr int64_t rc_row_region(int64_t bytes) {
+  return (bytes + 31) & ~(int64_t)15;
+}
+
+/* Where the row path keeps a row: times [S] at 0, target times [T] at
+ * `targets`, values [S, D] (row_bytes per sample) at `values`; `bytes` in
+ * all. */
+struct rc_row_layout {
+  int64_t targets, values, bytes;
+};
+
+__host__ __device__ inline rc_row_layout rc_row_layout_of(int64_t S, int64_t T, int64_t row_bytes) {
+  rc_row_layout l;
+  l.targets = rc_row_region(S * 8);
+  l.values = l.targets + rc_row_region(T * 8);
+  l.bytes = l.values + rc_row_region(S * row_bytes);
+  return l;
+}
+
+/* rc_found of target time x (lo as rc_search) in a row of n >= 1 int64 ns
+ * times in shared memory, time(i) = t[i] + off: a bisection of a fixed
+ * ceil(log2 n) steps, the same for every thread of the row (no divergence;
+ * in shared memory one step costs less than rc_search's probe rounds, which
+ * save round trips to global memory). Indices stay in [-1, n) whatever the
+ * data. */
+__device__ __forceinline__ rc_found<int64_t> rc_shared_search(const int64_t *t, int32_t n,
+                                                              int64_t off, int64_t x) {
+  const int64_t *base = t;
+  for (int32_t len = n; len > 1;) {
+    const int32_t half = len >> 1;
+    base = base[half] + off <= x ? base + half : base;
+    len -= half;
+  }
+  const int32_t lo = (int32_t)(base - t) - (base[0] + off <= x ? 0 : 1);
+  return {lo, lo >= 0 ? t[lo] + off : 0, lo + 1 < n ? t[lo + 1] + off : 0};
+}
+
+/* n bytes at src staged into a region of shared memory: they start at `dst`
+ * (src's offset within 16 bytes from the region's start), the 16-byte
+ * aligned middle [head, head + mid) by one bulk copy, the elements before
+ * and after it by the block's threads. */
+struct rc_stage_span {
+  const char *src;
+  char *dst;
+  uint32_t n, head, mid;
+};
+
+__device__ __forceinline__ rc_stage_span rc_stage_span_of(char *region, const void *src,
+                                                          int64_t n) {
+  const uintptr_t a = (uintptr_t)src, lo = (a + 15) & ~(uintptr_t)15,
+                  hi = (a + (uintptr_t)n) & ~(uintptr_t)15;
+  rc_stage_span r = {(const char *)src, region + (a & 15), (uint32_t)n, (uint32_t)n, 0};
+  if (lo < hi) r.head = (uint32_t)(lo - a), r.mid = (uint32_t)(hi - lo);
+  return r;
+}
+
+/* Row b's times, target times and values in shared memory at `base`. */
+struct rc_row_stage {
+  rc_stage_span times, targets, values;
+};
+
+template <class In>
+__device__ __forceinline__ rc_row_stage rc_row_stage_of(const rc_align_args &args, char *base,
+                                                        int64_t b) {
+  const rc_stream_desc &s = args.s[0];
+  const int64_t T = args.a.T, es = (int64_t)sizeof(In);
+  const rc_row_layout l = rc_row_layout_of(s.S, T, s.D * es);
+  return {
+      rc_stage_span_of(base, (const int64_t *)s.times + b * s.ts_b, s.S * 8),
+      rc_stage_span_of(base + l.targets, (const int64_t *)args.a.times + b * args.a.ts_b, T * 8),
+      rc_stage_span_of(base + l.values, (const In *)s.values + b * s.vs_b, s.S * s.D * es)};
+}
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+__device__ __forceinline__ uint32_t rc_smem_addr(const void *p) {
+  return (uint32_t)__cvta_generic_to_shared(p);
+}
+#endif
+
+/* Thread 0: the mbarrier `bar` (one arrival, expecting the bytes of the
+ * middles of st's spans; the fence makes it visible to the copies), then
+ * their bulk copies, completing on it. */
+__device__ __forceinline__ void rc_stage_issue(uint64_t *bar, const rc_row_stage &st) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  const uint32_t b = rc_smem_addr(bar);
+  const rc_stage_span *spans[3] = {&st.times, &st.targets, &st.values};
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(b));
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(b),
+               "r"(st.times.mid + st.targets.mid + st.values.mid)
+               : "memory");
+  for (const rc_stage_span *r : spans)
+    if (r->mid)
+      asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], "
+                   "%2, [%3];" ::"r"(rc_smem_addr(r->dst + r->head)),
+                   "l"(r->src + r->head), "r"(r->mid), "r"(b)
+                   : "memory");
+#endif
+}
+
+/* Waits until the bulk copies completing on `bar` have landed. */
+__device__ __forceinline__ void rc_stage_wait(uint64_t *bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  uint32_t done = 0;
+  while (!done)
+    asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;\n"
+                 " selp.u32 %0, 1, 0, p;\n}"
+                 : "=r"(done)
+                 : "r"(rc_smem_addr(bar))
+                 : "memory");
+#else
+  (void)bar;
+  __trap(); /* the host launches the row path on sm_90 and later only */
+#endif
+}
+
+/* The block's threads: the elements (ES bytes) of span r outside its
+ * middle (none where the row starts and ends 16-byte aligned). */
+template <int ES> __device__ __forceinline__ void rc_stage_edges(const rc_stage_span &r) {
+  typedef typename std::conditional<
+      ES == 8, uint64_t, typename std::conditional<ES == 4, uint32_t, uint16_t>::type>::type E;
+  const uint32_t edge = r.n - r.mid; /* the head, then the tail after the middle */
+  for (uint32_t i = threadIdx.x * ES; i < edge; i += RC_ROW_BLOCK * ES) {
+    const uint32_t at = i < r.head ? i : i + r.mid;
+    *(E *)(r.dst + at) = *(const E *)(r.src + at);
+  }
+}
+
+template <class In, class Out, int N>
+__global__ void __launch_bounds__(RC_ROW_BLOCK, RC_ROW_BLOCKS_PER_SM)
+    rc_row_kernel(const __grid_constant__ rc_align_args args) {
+  extern __shared__ __align__(16) char smem[];
+  __shared__ uint64_t bar;
+  const rc_stream_desc &s = args.s[0];
+  const int64_t b = blockIdx.x, T = args.a.T;
+  rc_pdl_enter();
+  if (b < args.a.B) { /* the data checks may take more blocks */
+    const rc_row_stage st = rc_row_stage_of<In>(args, smem, b);
+    if (threadIdx.x == 0) rc_stage_issue(&bar, st);
+    const int64_t n = rc_row_length(s, b), nt = rc_target_count(args.a, b);
+    rc_stage_edges<8>(st.times);
+    rc_stage_edges<8>(st.targets);
+    rc_stage_edges<sizeof(In)>(st.values);
+    __syncthreads();
+    rc_stage_wait(&bar);
+    const int64_t *times = (const int64_t *)st.times.dst, *x = (const int64_t *)st.targets.dst;
+    rc_split_item *items = (rc_split_item *)st.targets.dst; /* item t replaces time t */
+    for (int64_t t = threadIdx.x; t < T; t += RC_ROW_BLOCK) {
+      const int64_t xt = t < nt ? x[t] : 0;
+      const rc_target r = rc_decide_simple(n, nt, t, xt, [&] {
+        return rc_shared_search(times, (int32_t)n, s.opt.time_offset_ns, xt);
+      });
+      rc_store_valid(args, b, t, args.k_base, r.valid);
+      const rc_item e = rc_item_of(args, s, b, t, r);
+      items[t] = rc_split_item_of(r, e.mode, e.w);
+    }
+    __syncthreads();
+    /* thread (t0, sub) moves slot sub of targets t0, t0 + per, ... (G slots
+     * per target, at most RC_ROW_BLOCK: rc_path_plan) */
+    const uint32_t G = (uint32_t)s.group, per = RC_ROW_BLOCK / G, t0 = threadIdx.x / G,
+                   sub = threadIdx.x - t0 * G;
+    const In *vals = (const In *)st.values.dst + sub * N;
+    Out *out = (Out *)args.out + b * args.os_b + t0 * args.os_t + (int64_t)sub * N * args.os_d;
+    const int32_t d = (int32_t)s.D; /* a row's values fit in shared memory */
+    for (uint32_t t = t0; t < (uint32_t)T && t0 < per; t += per, out += per * args.os_t) {
+      const rc_split_item it = items[t];
+      const int mode = it.i0 < 0 ? CH_CONST : it.w == 0.0f ? CH_COPY : CH_LERP;
+      rc_vec<In, N> a = {}, c = {};
+      if (mode != CH_CONST) {
+        const In *v = vals + it.i0 * d;
+        a = *(const rc_vec<In, N> *)v;
+        c = mode == CH_LERP ? *(const rc_vec<In, N> *)(v + d) : a;
+      }
+      rc_vec<Out, N> y;
+      rc_slot(mode, a, c, it.w, y);
+      rc_st((rc_vec<Out, N> *)out, y);
+    }
+  }
+  if (args.check_total)
+    rc_check_data<ROBOCACHE_DTYPE_I64>(args.a, args.s, 1, args.k_base == 0, args.check_total);
+}
+
+/* Bytes of shared memory of the row path for stream sv of p. */
+int64_t rc_row_smem(const rc_align_problem *p, const rc_stream_view *sv) {
+  const int64_t es = (int64_t)robocache_dtype_size((robocache_dtype)sv->values.dtype);
+  return rc_row_layout_of(sv->S, p->T, sv->D * es).bytes;
+}
+
+/* Calls f(rc_row_kernel<In, Out, N>) for values / out dtypes in_dtype /
+ * out_dtype (not f64) and N channels per slot (rc_vec_max, or a half or a
+ * quarter of it, or 1); f(nullptr) for f64. */
+template <class F> void rc_with_row_kernel(int32_t in_dtype, int32_t out_dtype, int vec, F &&f) {
+  rc_with_dtype(in_dtype, [&](auto in) {
+    rc_with_dtype(out_dtype, [&](auto out) {
+      typedef decltype(in) In;
+      typedef decltype(out) Out;
+      if constexpr (sizeof(In) < 8 && sizeof(Out) < 8) {
+        constexpr int N = rc_vec_max<In, Out>();
+        if (vec == N)
+          f(rc_row_kernel<In, Out, N>);
+        else if (N >= 4 && vec == N / 2)
+          f(rc_row_kernel<In, Out, (N >= 4 ? N / 2 : 1)>);
+        else if (N >= 8 && vec == N / 4)
+          f(rc_row_kernel<In, Out, (N >= 8 ? N / 4 : 1)>);
+        else
+          f(rc_row_kernel<In, Out, 1>);
+      } else {
+        f(nullptr);
+      }
+    });
+  });
+}
+
+/* Devices (bit d) whose row kernels may use RC_ROW_SMEM bytes of shared
+ * memory (rc_row_prepare). */
+std::atomic<uint64_t> rc_row_ready{0};
+
+/* *ok = true when the row kernels may use RC_ROW_SMEM bytes of shared memory
+ * on `device` (the current device): the first call for a device sets the
+ * kernels' attributes, which is not done while `stream` is being captured
+ * (*ok = false then: the call takes another path). */
+robocache_status rc_row_prepare(robocache_ctx *ctx, int device, cudaStream_t stream, bool *ok) {
+  const uint64_t bit = device >= 0 && device < 64 ? (uint64_t)1 << device : 0;
+  *ok = bit && (rc_row_ready.load() & bit);
+  if (*ok) return ROBOCACHE_OK;
+  int capturing = 0;
+  robocache_status s = rc_cuda_capturing(ctx, stream, &capturing);
+  if (s != ROBOCACHE_OK || capturing) return s;
+  static const int32_t dtypes[] = {ROBOCACHE_DTYPE_F32, ROBOCACHE_DTYPE_F16, ROBOCACHE_DTYPE_BF16};
+  cudaError_t e = cudaSuccess;
+  for (int32_t in : dtypes)
+    for (int32_t out : dtypes)
+      for (int vec = 8; vec >= 1; vec /= 2)
+        rc_with_row_kernel(in, out, vec, [&](auto kernel) {
+          if constexpr (!std::is_same<decltype(kernel), std::nullptr_t>::value) {
+            if (e == cudaSuccess)
+              e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       RC_ROW_SMEM);
+            if (e == cudaSuccess)
+              e = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                       cudaSharedmemCarveoutMaxShared);
+          }
+        });
+  s = rc_cuda_check(ctx, e, "setting the shared memory of the row path's kernels");
+  if (s == ROBOCACHE_OK) {
+    rc_row_ready.fetch_or(bit);
+    *ok = true;
+  }
+  return s;
+}
+
+robocache_status rc_launch_row(robocache_ctx *ctx, const rc_align_args &args, int grid,
+                               cudaStream_t stream, bool pdl, int32_t in_dtype, int32_t out_dtype) {
+  const rc_stream_desc &s = args.s[0];
+  const int64_t es = (int64_t)robocache_dtype_size((robocache_dtype)in_dtype);
+  const size_t smem = (size_t)rc_row_layout_of(s.S, args.a.T, s.D * es).bytes;
+  cudaError_t e = cudaSuccess;
+  rc_with_row_kernel(in_dtype, out_dtype, s.vec, [&](auto kernel) {
+    /* rc_path_plan keeps f64 off this path */
+    if constexpr (!std::is_same<decltype(kernel), std::nullptr_t>::value)
+      e = rc_cuda_launch_smem(kernel, grid, RC_ROW_BLOCK, smem, stream, pdl, args);
+  });
+  return rc_cuda_check(ctx, e, "align kernel launch (row path)");
+}
+
 /* Channels in 16 bytes of the wider of stream sv's values and out dtypes
  * (the host-side rc_vec_max). */
 int rc_widest(const rc_stream_view *sv, const rc_view *out) {
@@ -519,19 +807,35 @@ int rc_rounds(int64_t slots, int vec) {
   return slots % 2 == 0 ? 2 : 1;
 }
 
+/* The row path's conditions on the data of stream sv of p (rc_path_plan):
+ * rows read nearly whole (2 T >= S), contiguous times, target times and
+ * samples, and at most RC_ROW_SMEM bytes of shared memory per row. */
+bool rc_row_fits(const rc_align_problem *p, const rc_stream_view *sv) {
+  const bool contiguous =
+      (sv->S == 1 || sv->times.strides[1] == 1) && (p->T == 1 || p->target_times.strides[1] == 1) &&
+      (sv->D == 1 || sv->values.strides[2] == 1) && (sv->S == 1 || sv->values.strides[1] == sv->D);
+  return 2 * p->T >= sv->S && contiguous && rc_row_smem(p, sv) <= RC_ROW_SMEM;
+}
+
 /* Which path the one-stream launch of stream sv of p (descriptor d, vec set)
  * takes, and then d's group and rounds: RC_PATH_WIDE for at most
- * RC_WIDE_MAX_TARGETS targets with full-width slots, RC_PATH_SPLIT for more
- * targets (any vec, one slot per thread; not f64, whose weight the item's
- * float cannot hold); both only with the default options, int64 ns times
- * and S <= INT32_MAX (d->simple: 32-bit indices, the item's sample). */
-enum { RC_PATH_WARP = 0, RC_PATH_WIDE = 1, RC_PATH_SPLIT = 2 };
-int rc_path_plan(const rc_align_problem *p, const rc_stream_view *sv, rc_stream_desc *d) {
+ * RC_WIDE_MAX_TARGETS targets with full-width slots, RC_PATH_ROW for more
+ * targets where the rows fit it (rc_row_fits) on sm_90 and later (`sm90`),
+ * else RC_PATH_SPLIT (any vec; full-width slots only on rows of at least
+ * RC_WIDE_MIN_SLOTS); the row and split paths move one slot per thread and
+ * are not for f64 (the item's float cannot hold its weight); all three only
+ * with the default options, int64 ns times and S <= INT32_MAX (d->simple:
+ * 32-bit indices, the item's sample). */
+enum { RC_PATH_WARP = 0, RC_PATH_WIDE = 1, RC_PATH_SPLIT = 2, RC_PATH_ROW = 3 };
+int rc_path_plan(const rc_align_problem *p, const rc_stream_view *sv, rc_stream_desc *d,
+                 bool sm90) {
   const int widest = rc_widest(sv, &p->out);
   const bool f64 = widest == 2;
   int64_t slots = sv->D / d->vec, targets = p->B * p->T;
   if (p->time_dtype != ROBOCACHE_DTYPE_I64 || !d->simple || slots < 1) return RC_PATH_WARP;
   int path = targets <= RC_WIDE_MAX_TARGETS ? RC_PATH_WIDE : RC_PATH_SPLIT;
+  if (path == RC_PATH_SPLIT && sm90 && !f64 && slots <= RC_ROW_BLOCK && rc_row_fits(p, sv))
+    path = RC_PATH_ROW;
   if (path == RC_PATH_WIDE && (d->vec != widest || slots < RC_WIDE_MIN_SLOTS)) return RC_PATH_WARP;
   if (path == RC_PATH_SPLIT && (f64 || (d->vec == widest && slots < RC_WIDE_MIN_SLOTS)))
     return RC_PATH_WARP;
@@ -607,9 +911,9 @@ rc_stream_desc rc_stream_plan(const rc_align_problem *p, int k) {
 /* The descriptors d[0..K) of the launch of streams [k0, k0 + K) of p and its
  * path: rc_path_plan for a call of one stream; the warp path, ONE launch for
  * all the streams (DESIGN §1.2), for several. */
-int rc_chunk_plan(const rc_align_problem *p, int k0, int K, rc_stream_desc *d) {
+int rc_chunk_plan(const rc_align_problem *p, int k0, int K, rc_stream_desc *d, bool sm90) {
   for (int j = 0; j < K; j++) d[j] = rc_stream_plan(p, k0 + j);
-  return p->K == 1 ? rc_path_plan(p, &p->streams[0], &d[0]) : RC_PATH_WARP;
+  return p->K == 1 ? rc_path_plan(p, &p->streams[0], &d[0], sm90) : RC_PATH_WARP;
 }
 
 /* Slots per target of stream sv (descriptor d) on the warp path. */
@@ -663,7 +967,8 @@ robocache_status rc_launch_chunk(robocache_ctx *ctx, const rc_align_problem *p,
   }
   for (int j = 0; j < K; j++) args.s[j] = d[j];
   /* the split path needs the call's scratch (rc_align_cuda asks for it) */
-  const bool wide = path == RC_PATH_WIDE, split = path == RC_PATH_SPLIT && c->scratch;
+  const bool wide = path == RC_PATH_WIDE, split = path == RC_PATH_SPLIT && c->scratch,
+             row = path == RC_PATH_ROW;
   const int64_t BT = p->B * p->T;
   int64_t blocks = 0, check = k0 == 0 ? BT : 0, all_slots = 0;
   for (int j = 0; j < K; j++) all_slots += rc_warp_slots(&p->streams[k0 + j], &args.s[j]);
@@ -673,8 +978,9 @@ robocache_status rc_launch_chunk(robocache_ctx *ctx, const rc_align_problem *p,
     const int64_t warps =
         (int64_t)g.sms * RC_WARPS_PER_SM * rc_warp_slots(sv, sd) / (all_slots > 0 ? all_slots : 1);
     sd->block_begin = (int32_t)blocks;
-    blocks += wide || split ? (BT * sd->group + RC_WIDE_BLOCK - 1) / RC_WIDE_BLOCK
-                            : rc_warp_blocks(p, sv, sd, warps > 0 ? warps : 1);
+    blocks += row             ? p->B
+              : wide || split ? (BT * sd->group + RC_WIDE_BLOCK - 1) / RC_WIDE_BLOCK
+                              : rc_warp_blocks(p, sv, sd, warps > 0 ? warps : 1);
     if (blocks > INT32_MAX / 2)
       return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT,
                       "align: B x T = %lld targets is too many for one CUDA launch", (long long)BT);
@@ -682,16 +988,19 @@ robocache_status rc_launch_chunk(robocache_ctx *ctx, const rc_align_problem *p,
   }
   const int64_t move_blocks = blocks;
   if (split) blocks = (BT + RC_WIDE_BLOCK - 1) / RC_WIDE_BLOCK;
-  if ((wide || split) && BT > 0) {
+  if ((wide || split || row) && BT > 0) {
     args.by_T = rc_fastdiv_of((uint32_t)p->T);
     args.by_group = rc_fastdiv_of((uint32_t)args.s[0].group);
   }
   if (c->record) {
     args.check_total = check;
     int64_t check_blocks = (check + RC_CUDA_BLOCK - 1) / RC_CUDA_BLOCK;
-    if (blocks < check_blocks) blocks = check_blocks < 65536 ? check_blocks : 65536;
+    if (blocks < check_blocks && !row) blocks = check_blocks < 65536 ? check_blocks : 65536;
   }
   if (blocks == 0) return ROBOCACHE_OK;
+  if (row)
+    return rc_launch_row(ctx, args, (int)blocks, c->stream, g.pdl, p->streams[k0].values.dtype,
+                         p->out.dtype);
   if (wide)
     return rc_launch_wide(ctx, args, (int)blocks, c->stream, g.pdl, p->streams[k0].values.dtype,
                           p->out.dtype);
@@ -721,26 +1030,33 @@ extern "C" robocache_status rc_align_cuda(robocache_ctx *ctx, const rc_align_pro
    * split path (a call of one stream) takes its scratch when the workspace
    * can hold it now (it cannot grow while the stream is captured: the warp
    * path then runs instead) */
+  rc_cuda_call c;
+  robocache_status s = rc_cuda_call_enter(ctx, p, &c);
+  if (s != ROBOCACHE_OK) return s;
+  rc_gpu g = {};
+  s = rc_gpu_of(ctx, p->target_times.device_id, &g);
   rc_stream_desc d[RC_CUDA_MAX_STREAMS];
   int K = p->K < RC_CUDA_MAX_STREAMS ? p->K : RC_CUDA_MAX_STREAMS;
-  int path = rc_chunk_plan(p, 0, K, d);
+  int path = s == ROBOCACHE_OK ? rc_chunk_plan(p, 0, K, d, g.pdl) : RC_PATH_WARP;
+  if (path == RC_PATH_ROW) {
+    bool ok = false;
+    s = rc_row_prepare(ctx, p->target_times.device_id, c.stream, &ok);
+    if (!ok) path = rc_chunk_plan(p, 0, K, d, false);
+  }
   size_t want = path == RC_PATH_SPLIT ? (size_t)(p->B * p->T) * sizeof(rc_split_item) : 0;
   size_t scratch = 0;
-  robocache_status s = ROBOCACHE_OK;
-  if (want) {
+  if (want && s == ROBOCACHE_OK) {
     int ok = 0;
     s = rc_cuda_workspace_can_hold(ctx, p->target_times.device_id, want, &ok);
     if (ok) scratch = want;
   }
-  rc_cuda_call c;
-  if (s == ROBOCACHE_OK) s = rc_cuda_call_begin(ctx, p, scratch, &c);
+  if (s != ROBOCACHE_OK) return rc_cuda_call_end(ctx, p, &c, s);
+  s = rc_cuda_call_workspace(ctx, p, scratch, &c);
   if (s != ROBOCACHE_OK) return s;
-  rc_gpu g = {};
-  s = rc_gpu_of(ctx, p->target_times.device_id, &g);
   for (int k0 = 0; k0 < p->K && s == ROBOCACHE_OK; k0 += RC_CUDA_MAX_STREAMS) {
     if (k0 > 0) {
       K = p->K - k0 < RC_CUDA_MAX_STREAMS ? p->K - k0 : RC_CUDA_MAX_STREAMS;
-      path = rc_chunk_plan(p, k0, K, d);
+      path = rc_chunk_plan(p, k0, K, d, g.pdl);
     }
     s = rc_launch_chunk(ctx, p, &c, k0, K, g, d, path);
   }

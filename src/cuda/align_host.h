@@ -16,14 +16,24 @@ struct rc_cuda_call {
   cudaStream_t stream;
   rc_cuda_check_record *record; /* NULL: unchecked (rc_cuda_sync_checks) */
   void *scratch;                /* scratch_bytes of device workspace, or NULL */
+  int checked;                  /* rc_cuda_sync_checks */
 };
 
-/* Selects the tensors' device, decides checked / unchecked mode
- * (rc_cuda_sync_checks: unchecked while the stream is being captured into a
- * CUDA graph or when the context's sync checks are off) and gets the
- * workspace (record + scratch_bytes). On error nothing needs undoing. */
+/* rc_cuda_call_enter, then rc_cuda_call_workspace. */
 robocache_status rc_cuda_call_begin(robocache_ctx *ctx, const rc_align_problem *p,
                                     size_t scratch_bytes, rc_cuda_call *c);
+
+/* Selects the tensors' device and decides checked / unchecked mode
+ * (rc_cuda_sync_checks: unchecked while the stream is being captured into a
+ * CUDA graph or when the context's sync checks are off). On error nothing
+ * needs undoing. */
+robocache_status rc_cuda_call_enter(robocache_ctx *ctx, const rc_align_problem *p, rc_cuda_call *c);
+
+/* After rc_cuda_call_enter: gets the workspace (the check record in checked
+ * mode, and scratch_bytes of scratch). On error the device is restored and
+ * nothing else needs undoing. */
+robocache_status rc_cuda_call_workspace(robocache_ctx *ctx, const rc_align_problem *p,
+                                        size_t scratch_bytes, rc_cuda_call *c);
 
 /* Ends a call whose launches returned `status`: in checked mode, and when
  * status is OK, waits for the stream and turns a recorded data or

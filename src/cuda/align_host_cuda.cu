@@ -44,20 +44,33 @@ rc_target_desc rc_cuda_target_desc(const rc_align_problem *p, const rc_cuda_call
   return a;
 }
 
-robocache_status rc_cuda_call_begin(robocache_ctx *ctx, const rc_align_problem *p,
-                                    size_t scratch_bytes, rc_cuda_call *c) {
+robocache_status rc_cuda_call_enter(robocache_ctx *ctx, const rc_align_problem *p,
+                                    rc_cuda_call *c) {
   c->stream = rc_cuda_stream(ctx);
   c->record = NULL;
   c->scratch = NULL;
+  c->checked = 0;
   robocache_status s = rc_cuda_device_enter(ctx, p->target_times.device_id, &c->guard);
   if (s != ROBOCACHE_OK) return s;
-  int checked = 0;
-  s = rc_cuda_sync_checks(ctx, c->stream, &checked);
-  if (s == ROBOCACHE_OK && (checked || scratch_bytes > 0))
-    s = rc_cuda_workspace(ctx, p->target_times.device_id, scratch_bytes,
-                          checked ? &c->record : NULL, &c->scratch);
+  s = rc_cuda_sync_checks(ctx, c->stream, &c->checked);
   if (s != ROBOCACHE_OK) rc_cuda_device_restore(&c->guard);
   return s;
+}
+
+robocache_status rc_cuda_call_workspace(robocache_ctx *ctx, const rc_align_problem *p,
+                                        size_t scratch_bytes, rc_cuda_call *c) {
+  robocache_status s = ROBOCACHE_OK;
+  if (c->checked || scratch_bytes > 0)
+    s = rc_cuda_workspace(ctx, p->target_times.device_id, scratch_bytes,
+                          c->checked ? &c->record : NULL, &c->scratch);
+  if (s != ROBOCACHE_OK) rc_cuda_device_restore(&c->guard);
+  return s;
+}
+
+robocache_status rc_cuda_call_begin(robocache_ctx *ctx, const rc_align_problem *p,
+                                    size_t scratch_bytes, rc_cuda_call *c) {
+  robocache_status s = rc_cuda_call_enter(ctx, p, c);
+  return s == ROBOCACHE_OK ? rc_cuda_call_workspace(ctx, p, scratch_bytes, c) : s;
 }
 
 /* A host copy of the elements a view can address (any strides); *hv is v

@@ -247,6 +247,18 @@ __device__ __forceinline__ rc_target rc_decide_found(int64_t n, int64_t x,
   return rc_target_interp(f.lo, (double)(x - f.t_lo) / (double)(f.t_hi - f.t_lo), 1, 1);
 }
 
+/* The decision for the default options and int64 ns times (rc_is_simple)
+ * of target t, at time x, of a row of n samples (0: bad length) with nt
+ * valid targets; search() gives the rc_found of x (rc_search, or where the
+ * row's times are in shared memory, rc_shared_search). */
+template <class Search>
+__device__ __forceinline__ rc_target rc_decide_simple(int64_t n, int64_t nt, int64_t t, int64_t x,
+                                                      Search search) {
+  if (t >= nt) return rc_target_padded();
+  if (n == 0) return rc_target_none(RC_TGT_POISON, 0, RC_TERR_NONE);
+  return rc_decide_found(n, x, search());
+}
+
 /* What target (b, t) of stream s gets: rc_target_decide on the bracket
  * (one thread), with the local safety checks above; EXTRAP_ERROR targets are
  * recorded in a.record (min key = first in row-major [B,T,K] order).
@@ -264,12 +276,13 @@ __device__ __forceinline__ rc_target rc_decide_target(const rc_target_desc &a,
   typename Row::time_t x = rc_target_time<TIME_DTYPE>(a, b, t);
   Row row(s, b);
   typename Row::time_t first = row.at(0), last = row.at(n > 0 ? n - 1 : 0);
+  if constexpr (TIME_DTYPE == ROBOCACHE_DTYPE_I64)
+    if (SIMPLE || s.simple)
+      return rc_decide_simple(n, nt, t, x,
+                              [&] { return rc_search(row, (int32_t)n, x, first, last); });
   if (t >= nt) return rc_target_padded();
   rc_target poison = rc_target_none(RC_TGT_POISON, 0, RC_TERR_NONE);
   if (n == 0) return poison;
-  if constexpr (TIME_DTYPE == ROBOCACHE_DTYPE_I64)
-    if (SIMPLE || s.simple)
-      return rc_decide_found(n, x, rc_search(row, (int32_t)n, x, first, last));
   if (!Row::usable(x)) return poison;
   const robocache_interp_options &o = s.opt;
   rc_bracket br = row.bracket(&o, n, x, rc_search(row, n, x, first, last).lo);

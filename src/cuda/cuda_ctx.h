@@ -120,23 +120,30 @@ __device__ __forceinline__ void rc_pdl_enter() {
  * later). */
 robocache_status rc_cuda_pdl(robocache_ctx *ctx, int device, bool *pdl);
 
-/* kernel<<<blocks, threads, 0, stream>>>(args...), as a programmatic
+/* kernel<<<blocks, threads, smem, stream>>>(args...), as a programmatic
  * dependent launch of the previous kernel on the stream when `pdl`: every
- * kernel of the library is launched here; its error is returned (for
- * rc_cuda_check). */
+ * kernel of the library is launched here (rc_cuda_launch: no dynamic shared
+ * memory); its error is returned (for rc_cuda_check). */
 template <class... Params, class... Args>
-cudaError_t rc_cuda_launch(void (*kernel)(Params...), dim3 blocks, unsigned int threads,
-                           cudaStream_t stream, bool pdl, const Args &...args) {
+cudaError_t rc_cuda_launch_smem(void (*kernel)(Params...), dim3 blocks, unsigned int threads,
+                                size_t smem, cudaStream_t stream, bool pdl, const Args &...args) {
   cudaLaunchAttribute attr = {};
   attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr.val.programmaticStreamSerializationAllowed = 1;
   cudaLaunchConfig_t config = {};
   config.gridDim = blocks;
   config.blockDim = dim3(threads);
+  config.dynamicSmemBytes = smem;
   config.stream = stream;
   config.attrs = &attr;
   config.numAttrs = pdl ? 1 : 0;
   return cudaLaunchKernelEx(&config, kernel, args...);
+}
+
+template <class... Params, class... Args>
+cudaError_t rc_cuda_launch(void (*kernel)(Params...), dim3 blocks, unsigned int threads,
+                           cudaStream_t stream, bool pdl, const Args &...args) {
+  return rc_cuda_launch_smem(kernel, blocks, threads, 0, stream, pdl, args...);
 }
 
 /* Largest read-back of a call (check record, voxelize counters). */

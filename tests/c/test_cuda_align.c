@@ -775,6 +775,51 @@ static void test_graph_capture_many_targets(void **state) {
   case_free(&g);
 }
 
+/* The row path (sm_90 and later; the split path before): one stream,
+ * linear + clamp, int64 ns, more than 65,536 targets, rows of at most 2 T
+ * samples whose times, target times and values fit 75 KB of shared memory.
+ * Every values x out dtype but f64, with full-, half- and quarter-width
+ * slots and scalar channels (D = 16, 12, 6, 7), odd S and T (rows start at
+ * every 8- or 2-byte offset within 16 bytes: the staging's elements before
+ * and after its bulk copy), ragged rows and targets, random and sorted
+ * targets, steady, bursty and random steps, a time offset on every second
+ * case; then a captured call, and a bad length, which the data check must
+ * report. */
+static void test_resample_row_path(void **state) {
+  (void)state;
+  static const robocache_dtype dtypes[] = {ROBOCACHE_DTYPE_F32, ROBOCACHE_DTYPE_F16,
+                                           ROBOCACHE_DTYPE_BF16};
+  static const int64_t channels[] = {16, 12, 6, 7};
+  spec c = {.method = ROBOCACHE_LINEAR, .extrapolate = ROBOCACHE_EXTRAP_CLAMP};
+  c.tdt = ROBOCACHE_DTYPE_I64, c.B = 140, c.S = 701, c.T = 501;
+  for (int n = 0; n < 9; n++) {
+    c.vdt = dtypes[n / 3], c.odt = dtypes[n % 3], c.D = channels[n % 4];
+    c.offset_ns = n % 2 ? -2500000 : 0;
+    c.sorted = n % 2;
+    c.steps = n % 3 == 0 ? STEPS_STEADY : n % 3 == 1 ? STEPS_BURSTY : STEPS_RANDOM;
+    check_case(&c, 1300 + (uint64_t)n);
+  }
+  c.vdt = c.odt = ROBOCACHE_DTYPE_BF16, c.D = 12, c.offset_ns = 0;
+  rct_rng rng = rct_rng_seed(1310);
+  gpu_case g = case_new(&c, &rng);
+  assert_int_equal(rct_resample(&g.a, 1, NULL, 0), ROBOCACHE_OK);
+  case_upload(&g);
+  cudaStream_t stream;
+  robocache_ctx *ctx = ctx_on_new_stream(&stream);
+  rct_tensor *gout, *gvalid;
+  capture_and_replay(ctx, stream, &g.d, &g.a.opt, &c, &gout, &gvalid);
+  rct_assert_bits_equal(gvalid, g.a.valid, "captured valid");
+  rct_assert_close(gout, g.a.out, 2e-6, rtol_of(c.odt), "captured out");
+  rct_free(gout), rct_free(gvalid);
+  int64_t *lengths = (int64_t *)g.d.lengths->t.data, bad = c.S + 1;
+  CU(cudaMemcpy(lengths + 5, &bad, sizeof bad, cudaMemcpyHostToDevice));
+  assert_int_equal(gpu_resample(ctx, &g.d, &g.a.opt), ROBOCACHE_INVALID_ARGUMENT);
+  assert_non_null(strstr(robocache_ctx_error_message(ctx), "lengths"));
+  robocache_ctx_free(ctx);
+  CU(cudaStreamDestroy(stream));
+  case_free(&g);
+}
+
 /* Captured on a non-default stream, replayed: same results as the reference;
  * a row whose length is out of range is then marked invalid (NaN), not an
  * error, and nothing outside the tensors is read (compute-sanitizer). */
@@ -874,6 +919,7 @@ int main(void) {
       cmocka_unit_test(test_align_many_streams),
       cmocka_unit_test(test_graph_capture),
       cmocka_unit_test(test_graph_capture_many_targets),
+      cmocka_unit_test(test_resample_row_path),
       cmocka_unit_test(test_backward),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
