@@ -3,9 +3,11 @@
  * in chunks), on the context's stream, no host allocation and no
  * synchronisation except the read-back of the check record in checked mode
  * (docs/cuda.md). One-stream launches with the default options and int64 ns
- * times may take the wide path (small launches, one kernel) or the split
+ * times may take the wide path (small launches, one kernel), the split
  * path (many targets: a kernel that resolves the targets into the
- * workspace, then one that moves the channels); see their sections below.
+ * workspace, then one that moves the channels) or, on sm_90 and later, the
+ * row path (many targets on rows that fit shared memory: one block per
+ * row); see their sections below.
  *
  * Warp path (everything else): the blocks of stream k are [block_begin_k,
  * block_begin_{k+1}); in each warp the first 2^log_targets lanes (1..32,
@@ -206,6 +208,22 @@ template <class In, class Out> constexpr int rc_vec_max() {
   return 16 / (sizeof(In) > sizeof(Out) ? sizeof(In) : sizeof(Out));
 }
 
+/* Calls f(std::integral_constant<int, n>()) for the channels per slot n that
+ * `vec` names among those the kernels are built for: rc_vec_max (N), N / 2,
+ * N / 4, else 1. */
+template <class In, class Out, class F>
+__host__ __device__ __forceinline__ void rc_with_vec(int vec, F &&f) {
+  constexpr int N = rc_vec_max<In, Out>();
+  if (vec == N)
+    f(std::integral_constant<int, N>());
+  else if (N >= 4 && vec == N / 2)
+    f(std::integral_constant<int, (N >= 4 ? N / 2 : 1)>());
+  else if (N >= 8 && vec == N / 4)
+    f(std::integral_constant<int, (N >= 8 ? N / 4 : 1)>());
+  else
+    f(std::integral_constant<int, 1>());
+}
+
 /* Calls f with a value of the element type of values / out dtype `dtype`
  * (f32, f64, f16, else bf16), for host-side kernel selection. */
 template <class F> void rc_with_dtype(int32_t dtype, F &&f) {
@@ -220,17 +238,10 @@ template <class F> void rc_with_dtype(int32_t dtype, F &&f) {
 template <class In, class Out>
 __device__ __forceinline__ void rc_move_stream(const rc_stream_desc &s, const rc_item *items,
                                                Out *out, int64_t os_d) {
-  constexpr int N = rc_vec_max<In, Out>();
   if (s.opt.method == ROBOCACHE_SLERP)
     rc_move_quaternions<In, Out>(s, items, out, os_d);
-  else if (s.vec == N)
-    rc_move<In, Out, N>(s, items, out, os_d);
-  else if (N >= 4 && s.vec == N / 2)
-    rc_move<In, Out, (N >= 4 ? N / 2 : 1)>(s, items, out, os_d);
-  else if (N >= 8 && s.vec == N / 4)
-    rc_move<In, Out, (N >= 8 ? N / 4 : 1)>(s, items, out, os_d);
   else
-    rc_move<In, Out, 1>(s, items, out, os_d);
+    rc_with_vec<In, Out>(s.vec, [&](auto n) { rc_move<In, Out, n()>(s, items, out, os_d); });
 }
 
 /* n / d for n < 2^31 and 1 <= d < 2^31 by a multiply and a shift, with m =
@@ -471,15 +482,12 @@ __global__ void __launch_bounds__(RC_WIDE_BLOCK)
 template <class In, class Out>
 cudaError_t rc_launch_split_move(const rc_align_args &args, const rc_split_item *items, int grid,
                                  cudaStream_t stream, bool pdl) {
-  constexpr int N = rc_vec_max<In, Out>();
-  const int vec = args.s[0].vec;
-  const auto launch = [&](auto kernel) {
-    return rc_cuda_launch(kernel, grid, RC_WIDE_BLOCK, stream, pdl, args, items);
-  };
-  if (vec == N) return launch(rc_split_move_kernel<In, Out, N>);
-  if (N >= 4 && vec == N / 2) return launch(rc_split_move_kernel<In, Out, (N >= 4 ? N / 2 : 1)>);
-  if (N >= 8 && vec == N / 4) return launch(rc_split_move_kernel<In, Out, (N >= 8 ? N / 4 : 1)>);
-  return launch(rc_split_move_kernel<In, Out, 1>);
+  cudaError_t e = cudaSuccess;
+  rc_with_vec<In, Out>(args.s[0].vec, [&](auto n) {
+    e = rc_cuda_launch(rc_split_move_kernel<In, Out, n()>, grid, RC_WIDE_BLOCK, stream, pdl, args,
+                       items);
+  });
+  return e;
 }
 
 /* The two kernels of the split path; decide_grid covers the targets (and the
@@ -723,15 +731,7 @@ template <class F> void rc_with_row_kernel(int32_t in_dtype, int32_t out_dtype, 
       typedef decltype(in) In;
       typedef decltype(out) Out;
       if constexpr (sizeof(In) < 8 && sizeof(Out) < 8) {
-        constexpr int N = rc_vec_max<In, Out>();
-        if (vec == N)
-          f(rc_row_kernel<In, Out, N>);
-        else if (N >= 4 && vec == N / 2)
-          f(rc_row_kernel<In, Out, (N >= 4 ? N / 2 : 1)>);
-        else if (N >= 8 && vec == N / 4)
-          f(rc_row_kernel<In, Out, (N >= 8 ? N / 4 : 1)>);
-        else
-          f(rc_row_kernel<In, Out, 1>);
+        rc_with_vec<In, Out>(vec, [&](auto n) { f(rc_row_kernel<In, Out, n()>); });
       } else {
         f(nullptr);
       }
