@@ -724,17 +724,15 @@ int64_t rc_row_smem(const rc_align_problem *p, const rc_stream_view *sv) {
 
 /* Calls f(rc_row_kernel<In, Out, N>) for values / out dtypes in_dtype /
  * out_dtype (not f64) and N channels per slot (rc_vec_max, or a half or a
- * quarter of it, or 1); f(nullptr) for f64. */
+ * quarter of it, or 1); nothing for f64, which rc_path_plan keeps off the
+ * row path. */
 template <class F> void rc_with_row_kernel(int32_t in_dtype, int32_t out_dtype, int vec, F &&f) {
   rc_with_dtype(in_dtype, [&](auto in) {
     rc_with_dtype(out_dtype, [&](auto out) {
       typedef decltype(in) In;
       typedef decltype(out) Out;
-      if constexpr (sizeof(In) < 8 && sizeof(Out) < 8) {
+      if constexpr (sizeof(In) < 8 && sizeof(Out) < 8)
         rc_with_vec<In, Out>(vec, [&](auto n) { f(rc_row_kernel<In, Out, n()>); });
-      } else {
-        f(nullptr);
-      }
     });
   });
 }
@@ -760,14 +758,12 @@ robocache_status rc_row_prepare(robocache_ctx *ctx, int device, cudaStream_t str
     for (int32_t out : dtypes)
       for (int vec = 8; vec >= 1; vec /= 2)
         rc_with_row_kernel(in, out, vec, [&](auto kernel) {
-          if constexpr (!std::is_same<decltype(kernel), std::nullptr_t>::value) {
-            if (e == cudaSuccess)
-              e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       RC_ROW_SMEM);
-            if (e == cudaSuccess)
-              e = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                       cudaSharedmemCarveoutMaxShared);
-          }
+          if (e == cudaSuccess)
+            e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     RC_ROW_SMEM);
+          if (e == cudaSuccess)
+            e = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                     cudaSharedmemCarveoutMaxShared);
         });
   s = rc_cuda_check(ctx, e, "setting the shared memory of the row path's kernels");
   if (s == ROBOCACHE_OK) {
@@ -777,16 +773,12 @@ robocache_status rc_row_prepare(robocache_ctx *ctx, int device, cudaStream_t str
   return s;
 }
 
-robocache_status rc_launch_row(robocache_ctx *ctx, const rc_align_args &args, int grid,
+/* The row kernel with `smem` bytes of dynamic shared memory (rc_row_smem). */
+robocache_status rc_launch_row(robocache_ctx *ctx, const rc_align_args &args, int grid, size_t smem,
                                cudaStream_t stream, bool pdl, int32_t in_dtype, int32_t out_dtype) {
-  const rc_stream_desc &s = args.s[0];
-  const int64_t es = (int64_t)robocache_dtype_size((robocache_dtype)in_dtype);
-  const size_t smem = (size_t)rc_row_layout_of(s.S, args.a.T, s.D * es).bytes;
   cudaError_t e = cudaSuccess;
-  rc_with_row_kernel(in_dtype, out_dtype, s.vec, [&](auto kernel) {
-    /* rc_path_plan keeps f64 off this path */
-    if constexpr (!std::is_same<decltype(kernel), std::nullptr_t>::value)
-      e = rc_cuda_launch_smem(kernel, grid, RC_ROW_BLOCK, smem, stream, pdl, args);
+  rc_with_row_kernel(in_dtype, out_dtype, args.s[0].vec, [&](auto kernel) {
+    e = rc_cuda_launch_smem(kernel, grid, RC_ROW_BLOCK, smem, stream, pdl, args);
   });
   return rc_cuda_check(ctx, e, "align kernel launch (row path)");
 }
@@ -999,8 +991,8 @@ robocache_status rc_launch_chunk(robocache_ctx *ctx, const rc_align_problem *p,
   }
   if (blocks == 0) return ROBOCACHE_OK;
   if (row)
-    return rc_launch_row(ctx, args, (int)blocks, c->stream, g.pdl, p->streams[k0].values.dtype,
-                         p->out.dtype);
+    return rc_launch_row(ctx, args, (int)blocks, (size_t)rc_row_smem(p, &p->streams[k0]), c->stream,
+                         g.pdl, p->streams[k0].values.dtype, p->out.dtype);
   if (wide)
     return rc_launch_wide(ctx, args, (int)blocks, c->stream, g.pdl, p->streams[k0].values.dtype,
                           p->out.dtype);

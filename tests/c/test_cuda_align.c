@@ -747,6 +747,20 @@ static void capture_and_replay(robocache_ctx *ctx, cudaStream_t stream, const de
   CU(cudaGraphDestroy(graph));
 }
 
+/* Captures the resample of g (spec c) on `stream`, replays it and fails
+ * unless out and valid match the reference outputs in g->a (filled by
+ * rct_resample). */
+static void assert_capture_matches(robocache_ctx *ctx, cudaStream_t stream, const gpu_case *g,
+                                   const spec *c, const char *what) {
+  rct_tensor *gout, *gvalid;
+  capture_and_replay(ctx, stream, &g->d, &g->a.opt, c, &gout, &gvalid);
+  char msg[64];
+  snprintf(msg, sizeof msg, "%s valid", what);
+  rct_assert_bits_equal(gvalid, g->a.valid, msg);
+  rct_assert_close(gout, g->a.out, 2e-6, rtol_of(c->odt), what);
+  rct_free(gout), rct_free(gvalid);
+}
+
 /* A launch for the split path captured into a CUDA graph: first by a fresh
  * context (its workspace cannot grow during the capture: the warp path runs
  * instead), then after an eager call (the split path, its items in the
@@ -764,11 +778,7 @@ static void test_graph_capture_many_targets(void **state) {
   robocache_ctx *ctx = ctx_on_new_stream(&stream);
   for (int warm = 0; warm < 2; warm++) {
     if (warm) assert_int_equal(gpu_resample(ctx, &g.d, &g.a.opt), ROBOCACHE_OK);
-    rct_tensor *gout, *gvalid;
-    capture_and_replay(ctx, stream, &g.d, &g.a.opt, &c, &gout, &gvalid);
-    rct_assert_bits_equal(gvalid, g.a.valid, warm ? "warm capture valid" : "cold capture valid");
-    rct_assert_close(gout, g.a.out, 2e-6, rtol_of(c.odt), warm ? "warm capture" : "cold capture");
-    rct_free(gout), rct_free(gvalid);
+    assert_capture_matches(ctx, stream, &g, &c, warm ? "warm capture" : "cold capture");
   }
   robocache_ctx_free(ctx);
   CU(cudaStreamDestroy(stream));
@@ -806,11 +816,7 @@ static void test_resample_row_path(void **state) {
   case_upload(&g);
   cudaStream_t stream;
   robocache_ctx *ctx = ctx_on_new_stream(&stream);
-  rct_tensor *gout, *gvalid;
-  capture_and_replay(ctx, stream, &g.d, &g.a.opt, &c, &gout, &gvalid);
-  rct_assert_bits_equal(gvalid, g.a.valid, "captured valid");
-  rct_assert_close(gout, g.a.out, 2e-6, rtol_of(c.odt), "captured out");
-  rct_free(gout), rct_free(gvalid);
+  assert_capture_matches(ctx, stream, &g, &c, "captured");
   int64_t *lengths = (int64_t *)g.d.lengths->t.data, bad = c.S + 1;
   CU(cudaMemcpy(lengths + 5, &bad, sizeof bad, cudaMemcpyHostToDevice));
   assert_int_equal(gpu_resample(ctx, &g.d, &g.a.opt), ROBOCACHE_INVALID_ARGUMENT);
