@@ -338,6 +338,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
     ap.add_argument("--quick", action="store_true", help="fewer replays (smoke run)")
+    ap.add_argument("--cases", default="", metavar="REGEX",
+                    help="only the cases whose name matches (e.g. 'B1024.*bfloat16'; A/B runs)")
     args = ap.parse_args()
     if not torch.cuda.is_available() or not robocache.has_cuda():
         print("bench_gpu_align: no CUDA device (or robocache built without CUDA): skipped")
@@ -367,6 +369,8 @@ def main():
     def record(case, run):
         """Runs one case; the JSON is rewritten after every case, so a cut-short run keeps
         what it measured, and a failing case is recorded without stopping the others."""
+        if not re.search(args.cases, case):
+            return
         try:
             results.append(finish(run()))
         except Exception as e:  # noqa: BLE001 - reported in the JSON and on stderr

@@ -521,12 +521,15 @@ robocache_status rc_launch_split(robocache_ctx *ctx, const rc_align_args &args, 
  * path"). One block per row, RC_ROW_BLOCKS_PER_SM resident per
  * multiprocessor: the three are copied to shared memory by bulk
  * asynchronous copies (cp.async.bulk, issued by one thread, all in flight
- * together: one round trip per row, no registers held for them); then one
- * thread per target resolves it there, its item (as the split path's)
- * overwriting its target time; then the block moves the channels from
- * shared memory, slot by slot. While one block of a multiprocessor works,
- * the copies of the others are in flight. */
-#define RC_ROW_BLOCK 256
+ * together: one round trip per row, no registers held for them); once the
+ * times and target times have landed, one thread per target resolves it
+ * there, its item (as the split path's) overwriting its target time, while
+ * the values still land; then the block moves the channels from shared
+ * memory, slot by slot. While one block of a multiprocessor works, the
+ * copies of the others are in flight. 512 threads rather than 256, and the
+ * search started before the values land: H100 bf16 B1024 S2000 T1000 D12
+ * 42.1 -> 40.3 us (docs/cuda.md, "Tried in session 17"). */
+#define RC_ROW_BLOCK 512
 #define RC_ROW_BLOCKS_PER_SM 3
 /* 3 x (75 KB + the 1 KB the driver keeps per block) fit the 228 KB of an
  * sm_90 multiprocessor */
@@ -613,23 +616,27 @@ __device__ __forceinline__ uint32_t rc_smem_addr(const void *p) {
 }
 #endif
 
-/* Thread 0: the mbarrier `bar` (one arrival, expecting the bytes of the
- * middles of st's spans; the fence makes it visible to the copies), then
- * their bulk copies, completing on it. */
+/* Thread 0: the mbarriers bar[0] (the times and target times) and bar[1]
+ * (the values), one arrival each expecting the bytes of its spans' middles
+ * (the fence makes them visible to the copies), then the bulk copies. */
 __device__ __forceinline__ void rc_stage_issue(uint64_t *bar, const rc_row_stage &st) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  const uint32_t b = rc_smem_addr(bar);
+  const uint32_t b0 = rc_smem_addr(bar), b1 = rc_smem_addr(bar + 1);
   const rc_stage_span *spans[3] = {&st.times, &st.targets, &st.values};
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(b));
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(b0));
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(b1));
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(b),
-               "r"(st.times.mid + st.targets.mid + st.values.mid)
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(b0),
+               "r"(st.times.mid + st.targets.mid)
+               : "memory");
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(b1),
+               "r"(st.values.mid)
                : "memory");
   for (const rc_stage_span *r : spans)
     if (r->mid)
       asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], "
                    "%2, [%3];" ::"r"(rc_smem_addr(r->dst + r->head)),
-                   "l"(r->src + r->head), "r"(r->mid), "r"(b)
+                   "l"(r->src + r->head), "r"(r->mid), "r"(r == &st.values ? b1 : b0)
                    : "memory");
 #endif
 }
@@ -666,19 +673,19 @@ template <class In, class Out, int N>
 __global__ void __launch_bounds__(RC_ROW_BLOCK, RC_ROW_BLOCKS_PER_SM)
     rc_row_kernel(const __grid_constant__ rc_align_args args) {
   extern __shared__ __align__(16) char smem[];
-  __shared__ uint64_t bar;
+  __shared__ uint64_t bar[2];
   const rc_stream_desc &s = args.s[0];
   const int64_t b = blockIdx.x, T = args.a.T;
   rc_pdl_enter();
   if (b < args.a.B) { /* the data checks may take more blocks */
     const rc_row_stage st = rc_row_stage_of<In>(args, smem, b);
-    if (threadIdx.x == 0) rc_stage_issue(&bar, st);
+    if (threadIdx.x == 0) rc_stage_issue(bar, st);
     const int64_t n = rc_row_length(s, b), nt = rc_target_count(args.a, b);
     rc_stage_edges<8>(st.times);
     rc_stage_edges<8>(st.targets);
     rc_stage_edges<sizeof(In)>(st.values);
     __syncthreads();
-    rc_stage_wait(&bar);
+    rc_stage_wait(bar);
     const int64_t *times = (const int64_t *)st.times.dst, *x = (const int64_t *)st.targets.dst;
     rc_split_item *items = (rc_split_item *)st.targets.dst; /* item t replaces time t */
     for (int64_t t = threadIdx.x; t < T; t += RC_ROW_BLOCK) {
@@ -690,6 +697,7 @@ __global__ void __launch_bounds__(RC_ROW_BLOCK, RC_ROW_BLOCKS_PER_SM)
       const rc_item e = rc_item_of(args, s, b, t, r);
       items[t] = rc_split_item_of(r, e.mode, e.w);
     }
+    rc_stage_wait(bar + 1);
     __syncthreads();
     /* thread (t0, sub) moves slot sub of targets t0, t0 + per, ... (G slots
      * per target, at most RC_ROW_BLOCK: rc_path_plan) */
