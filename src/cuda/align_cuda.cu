@@ -530,7 +530,11 @@ robocache_status rc_launch_split(robocache_ctx *ctx, const rc_align_args &args, 
  * search started before the values land: H100 bf16 B1024 S2000 T1000 D12
  * 42.1 -> 40.3 us (docs/cuda.md, "Tried in session 17"). */
 #define RC_ROW_BLOCK 512
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define RC_ROW_BLOCKS_PER_SM 1 /* not launched there; 3 x 512 threads exceed sm_75's 1,024 */
+#else
 #define RC_ROW_BLOCKS_PER_SM 3
+#endif
 /* 3 x (75 KB + the 1 KB the driver keeps per block) fit the 228 KB of an
  * sm_90 multiprocessor */
 #define RC_ROW_SMEM (75 * 1024)
