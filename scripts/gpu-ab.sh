@@ -13,7 +13,10 @@
 # harness (bench_voxel_cuda) is built from each tree too; then, ROUNDS times
 # (default 2), every BENCH (default bench/bench_gpu_align.py) runs with the
 # base, then with the working tree, writing its JSON to OUT_DIR/base-R and
-# OUT_DIR/new-R. The working tree's benchmark scripts are used for both.
+# OUT_DIR/new-R. The working tree's benchmark scripts are used for both, with
+# the arguments in BENCH_ARGS, split at spaces (e.g. BENCH_ARGS="--cases
+# B1024.*bfloat16" for bench/bench_gpu_align.py: one shape, so more rounds
+# in the same time).
 # Log: OUT_DIR/gpu-ab.log.
 set -u -o pipefail
 
@@ -21,6 +24,7 @@ OUT=${1:?usage: scripts/gpu-ab.sh OUT_DIR BASE_TAR [BENCH...]}
 BASE_TAR=${2:?usage: scripts/gpu-ab.sh OUT_DIR BASE_TAR [BENCH...]}
 shift 2
 BENCHES=("${@:-bench/bench_gpu_align.py}")
+read -r -a EXTRA <<<"${BENCH_ARGS:-}"
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PYTHON=${PYTHON:-python3}
 ARCH=${CUDA_ARCH:-90}
@@ -60,7 +64,7 @@ for round in $(seq 1 "${ROUNDS:-2}"); do
       echo "===== round $round, $side: $b"
       (cd /tmp && PYTHONPATH="$WORK/site-$side" PYTHONUNBUFFERED=1 \
         BENCH_VOXEL_BIN="$WORK/build-$side/bench/bench_voxel_cuda" \
-        "$PYTHON" "$ROOT/$b" --out "$OUT/$side-$round") || exit 1
+        "$PYTHON" "$ROOT/$b" --out "$OUT/$side-$round" "${EXTRA[@]}") || exit 1
     done
   done
 done
