@@ -424,14 +424,20 @@ struct alignas(8) rc_split_item { /* aligned: one 8-byte store and load */
   float w;                        /* CONST: the value; else the weight of i0 + 1 (0: COPY) */
 };
 
-/* The item of target r (mode CH_* and value w of its rc_item): the default
- * options interpolate only between samples i0 and i0 + 1 with a weight that
- * is not 0 as a float (int64 ns times: at least 2^-64), so the weight tells
- * LERP from COPY. */
-__device__ __forceinline__ rc_split_item rc_split_item_of(const rc_target &r, int mode, double w) {
+/* Target (b, t) of stream s decided as r, on the split and row paths: its
+ * valid flag stored (when the call asked for the mask) and its item
+ * returned (mode CH_* and value w of its rc_item). The default options
+ * interpolate only between samples i0 and i0 + 1 with a weight that is not 0
+ * as a float (int64 ns times: at least 2^-64), so the weight tells LERP
+ * from COPY. */
+__device__ __forceinline__ rc_split_item rc_split_item_of(const rc_align_args &args,
+                                                          const rc_stream_desc &s, int64_t b,
+                                                          int64_t t, const rc_target &r) {
+  rc_store_valid(args, b, t, args.k_base, r.valid);
+  const rc_item e = rc_item_of(args, s, b, t, r);
   rc_split_item it;
-  it.i0 = mode == CH_CONST ? -1 : (int32_t)r.i0;
-  it.w = mode == CH_COPY ? 0.0f : (float)w;
+  it.i0 = e.mode == CH_CONST ? -1 : (int32_t)r.i0;
+  it.w = e.mode == CH_COPY ? 0.0f : (float)e.w;
   return it;
 }
 
@@ -443,9 +449,7 @@ __global__ void __launch_bounds__(RC_WIDE_BLOCK)
   if (target < (uint64_t)args.a.B * T) {
     const uint32_t b = rc_div(target, args.by_T), t = target - b * T;
     const rc_target r = rc_decide_target<ROBOCACHE_DTYPE_I64, true>(args.a, s, args.k_base, b, t);
-    rc_store_valid(args, b, t, args.k_base, r.valid);
-    const rc_item e = rc_item_of(args, s, b, t, r);
-    items[target] = rc_split_item_of(r, e.mode, e.w);
+    items[target] = rc_split_item_of(args, s, b, t, r);
   }
   if (args.check_total)
     rc_check_data<ROBOCACHE_DTYPE_I64>(args.a, args.s, 1, args.k_base == 0, args.check_total);
@@ -697,9 +701,7 @@ __global__ void __launch_bounds__(RC_ROW_BLOCK, RC_ROW_BLOCKS_PER_SM)
       const rc_target r = rc_decide_simple(n, nt, t, xt, [&] {
         return rc_shared_search(times, (int32_t)n, s.opt.time_offset_ns, xt);
       });
-      rc_store_valid(args, b, t, args.k_base, r.valid);
-      const rc_item e = rc_item_of(args, s, b, t, r);
-      items[t] = rc_split_item_of(r, e.mode, e.w);
+      items[t] = rc_split_item_of(args, s, b, t, r);
     }
     rc_stage_wait(bar + 1);
     __syncthreads();

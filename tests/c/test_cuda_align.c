@@ -761,6 +761,24 @@ static void assert_capture_matches(robocache_ctx *ctx, cudaStream_t stream, cons
   rct_free(gout), rct_free(gvalid);
 }
 
+/* Case c (seed) with its reference outputs in g->a, uploaded, and a fresh
+ * context whose calls go to a new non-blocking *stream (case_on_stream_free
+ * undoes it). */
+static robocache_ctx *case_on_stream(const spec *c, uint64_t seed, gpu_case *g,
+                                     cudaStream_t *stream) {
+  rct_rng rng = rct_rng_seed(seed);
+  *g = case_new(c, &rng);
+  assert_int_equal(rct_resample(&g->a, 1, NULL, 0), ROBOCACHE_OK);
+  case_upload(g);
+  return ctx_on_new_stream(stream);
+}
+
+static void case_on_stream_free(robocache_ctx *ctx, cudaStream_t stream, gpu_case *g) {
+  robocache_ctx_free(ctx);
+  CU(cudaStreamDestroy(stream));
+  case_free(g);
+}
+
 /* A launch for the split path captured into a CUDA graph: first by a fresh
  * context (its workspace cannot grow during the capture: the warp path runs
  * instead), then after an eager call (the split path, its items in the
@@ -770,19 +788,14 @@ static void test_graph_capture_many_targets(void **state) {
   spec c = {.method = ROBOCACHE_LINEAR, .extrapolate = ROBOCACHE_EXTRAP_CLAMP};
   c.vdt = c.odt = ROBOCACHE_DTYPE_BF16, c.tdt = ROBOCACHE_DTYPE_I64;
   c.B = 70, c.S = 50, c.T = 1000, c.D = 32;
-  rct_rng rng = rct_rng_seed(10);
-  gpu_case g = case_new(&c, &rng);
-  assert_int_equal(rct_resample(&g.a, 1, NULL, 0), ROBOCACHE_OK);
-  case_upload(&g);
+  gpu_case g;
   cudaStream_t stream;
-  robocache_ctx *ctx = ctx_on_new_stream(&stream);
+  robocache_ctx *ctx = case_on_stream(&c, 10, &g, &stream);
   for (int warm = 0; warm < 2; warm++) {
     if (warm) assert_int_equal(gpu_resample(ctx, &g.d, &g.a.opt), ROBOCACHE_OK);
     assert_capture_matches(ctx, stream, &g, &c, warm ? "warm capture" : "cold capture");
   }
-  robocache_ctx_free(ctx);
-  CU(cudaStreamDestroy(stream));
-  case_free(&g);
+  case_on_stream_free(ctx, stream, &g);
 }
 
 /* The row path (sm_90 and later; the split path before): one stream,
@@ -810,20 +823,15 @@ static void test_resample_row_path(void **state) {
     check_case(&c, 1300 + (uint64_t)n);
   }
   c.vdt = c.odt = ROBOCACHE_DTYPE_BF16, c.D = 12, c.offset_ns = 0;
-  rct_rng rng = rct_rng_seed(1310);
-  gpu_case g = case_new(&c, &rng);
-  assert_int_equal(rct_resample(&g.a, 1, NULL, 0), ROBOCACHE_OK);
-  case_upload(&g);
+  gpu_case g;
   cudaStream_t stream;
-  robocache_ctx *ctx = ctx_on_new_stream(&stream);
+  robocache_ctx *ctx = case_on_stream(&c, 1310, &g, &stream);
   assert_capture_matches(ctx, stream, &g, &c, "captured");
   int64_t *lengths = (int64_t *)g.d.lengths->t.data, bad = c.S + 1;
   CU(cudaMemcpy(lengths + 5, &bad, sizeof bad, cudaMemcpyHostToDevice));
   assert_int_equal(gpu_resample(ctx, &g.d, &g.a.opt), ROBOCACHE_INVALID_ARGUMENT);
   assert_non_null(strstr(robocache_ctx_error_message(ctx), "lengths"));
-  robocache_ctx_free(ctx);
-  CU(cudaStreamDestroy(stream));
-  case_free(&g);
+  case_on_stream_free(ctx, stream, &g);
 }
 
 /* Captured on a non-default stream, replayed: same results as the reference;
@@ -834,39 +842,26 @@ static void test_graph_capture(void **state) {
   spec c = {.method = ROBOCACHE_LINEAR, .extrapolate = ROBOCACHE_EXTRAP_FILL};
   c.vdt = c.odt = ROBOCACHE_DTYPE_BF16, c.tdt = ROBOCACHE_DTYPE_I64;
   c.B = 6, c.S = 40, c.T = 30, c.D = 32;
-  rct_rng rng = rct_rng_seed(8);
-  gpu_case g = case_new(&c, &rng);
-  case_upload(&g);
+  gpu_case g;
   cudaStream_t stream;
-  robocache_ctx *ctx = ctx_on_new_stream(&stream);
-  for (int bad = 0; bad < 2; bad++) {
-    if (bad) {
-      rct_set_i64(g.a.lengths, 3, 0);
-      CU(cudaMemcpy(g.d.lengths->t.data, g.a.lengths->t.data, g.d.lengths->nbytes,
-                    cudaMemcpyHostToDevice));
+  robocache_ctx *ctx = case_on_stream(&c, 8, &g, &stream);
+  assert_capture_matches(ctx, stream, &g, &c, "captured");
+  rct_set_i64(g.a.lengths, 3, 0);
+  CU(cudaMemcpy(g.d.lengths->t.data, g.a.lengths->t.data, g.d.lengths->nbytes,
+                cudaMemcpyHostToDevice));
+  rct_tensor *gout, *gvalid;
+  capture_and_replay(ctx, stream, &g.d, &g.a.opt, &c, &gout, &gvalid);
+  int64_t nt = rct_get_i64(g.a.target_lengths, 3);
+  for (int64_t t = 0; t < c.T; t++) {
+    assert_int_equal(rct_get(gvalid, 3 * c.T + t), 0);
+    for (int64_t e = 0; e < c.D; e++) {
+      double v = rct_get(gout, (3 * c.T + t) * c.D + e);
+      if (t < nt ? !isnan(v) : v != 0)
+        fail_msg("bad row, target %lld channel %lld: %g", (long long)t, (long long)e, v);
     }
-    rct_tensor *gout, *gvalid;
-    capture_and_replay(ctx, stream, &g.d, &g.a.opt, &c, &gout, &gvalid);
-    if (!bad) {
-      assert_int_equal(rct_resample(&g.a, 1, NULL, 0), ROBOCACHE_OK);
-      rct_assert_bits_equal(gvalid, g.a.valid, "captured valid");
-      rct_assert_close(gout, g.a.out, 2e-6, rtol_of(c.odt), "captured out");
-    } else {
-      int64_t nt = rct_get_i64(g.a.target_lengths, 3);
-      for (int64_t t = 0; t < c.T; t++) {
-        assert_int_equal(rct_get(gvalid, 3 * c.T + t), 0);
-        for (int64_t e = 0; e < c.D; e++) {
-          double v = rct_get(gout, (3 * c.T + t) * c.D + e);
-          if (t < nt ? !isnan(v) : v != 0)
-            fail_msg("bad row, target %lld channel %lld: %g", (long long)t, (long long)e, v);
-        }
-      }
-    }
-    rct_free(gout), rct_free(gvalid);
   }
-  robocache_ctx_free(ctx);
-  CU(cudaStreamDestroy(stream));
-  case_free(&g);
+  rct_free(gout), rct_free(gvalid);
+  case_on_stream_free(ctx, stream, &g);
 }
 
 /* ---- backward ---------------------------------------------------------------------- */
