@@ -757,17 +757,17 @@ std::atomic<uint64_t> rc_row_ready{0};
 
 /* *ok = true when the row kernels may use RC_ROW_SMEM bytes of shared memory
  * on `device` (the current device): the first call for a device sets the
- * kernels' attributes, which is not done while `stream` is being captured
- * (*ok = false then: the call takes another path). */
-robocache_status rc_row_prepare(robocache_ctx *ctx, int device, cudaStream_t stream, bool *ok) {
+ * kernels' attributes, with the thread in relaxed capture mode, so that a
+ * call being captured into a CUDA graph (a cold capture), or one made while
+ * another thread captures, may set them too. */
+robocache_status rc_row_prepare(robocache_ctx *ctx, int device, bool *ok) {
   const uint64_t bit = device >= 0 && device < 64 ? (uint64_t)1 << device : 0;
   *ok = bit && (rc_row_ready.load() & bit);
-  if (*ok) return ROBOCACHE_OK;
-  int capturing = 0;
-  robocache_status s = rc_cuda_capturing(ctx, stream, &capturing);
-  if (s != ROBOCACHE_OK || capturing) return s;
+  if (*ok || !bit) return ROBOCACHE_OK;
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  cudaError_t e = cudaThreadExchangeStreamCaptureMode(&mode);
+  if (e != cudaSuccess) return rc_cuda_check(ctx, e, "entering relaxed capture mode");
   static const int32_t dtypes[] = {ROBOCACHE_DTYPE_F32, ROBOCACHE_DTYPE_F16, ROBOCACHE_DTYPE_BF16};
-  cudaError_t e = cudaSuccess;
   for (int32_t in : dtypes)
     for (int32_t out : dtypes)
       for (int vec = 8; vec >= 1; vec /= 2)
@@ -779,7 +779,9 @@ robocache_status rc_row_prepare(robocache_ctx *ctx, int device, cudaStream_t str
             e = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
                                      cudaSharedmemCarveoutMaxShared);
         });
-  s = rc_cuda_check(ctx, e, "setting the shared memory of the row path's kernels");
+  cudaError_t restored = cudaThreadExchangeStreamCaptureMode(&mode);
+  robocache_status s = rc_cuda_check(ctx, e, "setting the shared memory of the row path's kernels");
+  if (s == ROBOCACHE_OK) s = rc_cuda_check(ctx, restored, "restoring the thread's capture mode");
   if (s == ROBOCACHE_OK) {
     rc_row_ready.fetch_or(bit);
     *ok = true;
@@ -1046,7 +1048,7 @@ extern "C" robocache_status rc_align_cuda(robocache_ctx *ctx, const rc_align_pro
   int path = s == ROBOCACHE_OK ? rc_chunk_plan(p, 0, K, d, g.pdl) : RC_PATH_WARP;
   if (path == RC_PATH_ROW) {
     bool ok = false;
-    s = rc_row_prepare(ctx, p->target_times.device_id, c.stream, &ok);
+    s = rc_row_prepare(ctx, p->target_times.device_id, &ok);
     if (!ok) path = rc_chunk_plan(p, 0, K, d, false);
   }
   size_t want = path == RC_PATH_SPLIT ? (size_t)(p->B * p->T) * sizeof(rc_split_item) : 0;

@@ -724,18 +724,49 @@ static robocache_ctx *ctx_on_new_stream(cudaStream_t *stream) {
   return ctx;
 }
 
+/* What a captured call launched: its kernel nodes, and whether one of them
+ * may use more than the default 48 KB of dynamic shared memory (only the row
+ * path's kernels ask for more). */
+typedef struct {
+  int kernels, row;
+} graph_info;
+
+static graph_info graph_info_of(cudaGraph_t graph) {
+  size_t n = 0;
+  CU(cudaGraphGetNodes(graph, NULL, &n));
+  cudaGraphNode_t *nodes = calloc(n, sizeof *nodes);
+  assert_non_null(nodes);
+  CU(cudaGraphGetNodes(graph, nodes, &n));
+  graph_info info = {0, 0};
+  for (size_t i = 0; i < n; i++) {
+    enum cudaGraphNodeType type;
+    CU(cudaGraphNodeGetType(nodes[i], &type));
+    if (type != cudaGraphNodeTypeKernel) continue;
+    struct cudaKernelNodeParams kp;
+    struct cudaFuncAttributes fa;
+    CU(cudaGraphKernelNodeGetParams(nodes[i], &kp));
+    CU(cudaFuncGetAttributes(&fa, kp.func));
+    info.kernels++;
+    info.row |= fa.maxDynamicSharedSizeBytes > 48 * 1024;
+  }
+  free(nodes);
+  return info;
+}
+
 /* Captures gpu_resample(ctx, d, o) on `stream` into a CUDA graph, replays it
  * once over poisoned outputs and copies out / valid back to *gout / *gvalid
- * (shapes of spec c). Fails the test when the captured call fails. */
+ * (shapes of spec c); *info (unless NULL) = graph_info_of the graph. Fails
+ * the test when the captured call fails. */
 static void capture_and_replay(robocache_ctx *ctx, cudaStream_t stream, const dev_args *d,
                                const robocache_interp_options *o, const spec *c, rct_tensor **gout,
-                               rct_tensor **gvalid) {
+                               rct_tensor **gvalid, graph_info *info) {
   cudaGraph_t graph;
   cudaGraphExec_t exec;
   CU(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
   robocache_status s = gpu_resample(ctx, d, o);
   CU(cudaStreamEndCapture(stream, &graph));
   if (s != ROBOCACHE_OK) fail_msg("captured resample: %s", robocache_ctx_error_message(ctx));
+  if (info) *info = graph_info_of(graph);
   CU(cudaGraphInstantiate(&exec, graph, 0));
   poison(d->out), poison(d->valid);
   CU(cudaGraphLaunch(exec, stream));
@@ -749,11 +780,11 @@ static void capture_and_replay(robocache_ctx *ctx, cudaStream_t stream, const de
 
 /* Captures the resample of g (spec c) on `stream`, replays it and fails
  * unless out and valid match the reference outputs in g->a (filled by
- * rct_resample). */
+ * rct_resample); *info as capture_and_replay. */
 static void assert_capture_matches(robocache_ctx *ctx, cudaStream_t stream, const gpu_case *g,
-                                   const spec *c, const char *what) {
+                                   const spec *c, const char *what, graph_info *info) {
   rct_tensor *gout, *gvalid;
-  capture_and_replay(ctx, stream, &g->d, &g->a.opt, c, &gout, &gvalid);
+  capture_and_replay(ctx, stream, &g->d, &g->a.opt, c, &gout, &gvalid, info);
   char msg[64];
   snprintf(msg, sizeof msg, "%s valid", what);
   rct_assert_bits_equal(gvalid, g->a.valid, msg);
@@ -779,21 +810,25 @@ static void case_on_stream_free(robocache_ctx *ctx, cudaStream_t stream, gpu_cas
   case_free(g);
 }
 
-/* A launch for the split path captured into a CUDA graph: first by a fresh
- * context (its workspace cannot grow during the capture: the warp path runs
- * instead), then after an eager call (the split path, its items in the
- * workspace). */
+/* A launch for the split path (rows too long for the row path: 2 T < S)
+ * captured into a CUDA graph: first by a fresh context (its workspace cannot
+ * grow during the capture: the warp path runs instead, one kernel), then
+ * after an eager call (the split path, its items in the workspace: the
+ * decide and move kernels). */
 static void test_graph_capture_many_targets(void **state) {
   (void)state;
   spec c = {.method = ROBOCACHE_LINEAR, .extrapolate = ROBOCACHE_EXTRAP_CLAMP};
   c.vdt = c.odt = ROBOCACHE_DTYPE_BF16, c.tdt = ROBOCACHE_DTYPE_I64;
-  c.B = 70, c.S = 50, c.T = 1000, c.D = 32;
+  c.B = 70, c.S = 2100, c.T = 1000, c.D = 32;
   gpu_case g;
   cudaStream_t stream;
   robocache_ctx *ctx = case_on_stream(&c, 10, &g, &stream);
   for (int warm = 0; warm < 2; warm++) {
+    graph_info info;
     if (warm) assert_int_equal(gpu_resample(ctx, &g.d, &g.a.opt), ROBOCACHE_OK);
-    assert_capture_matches(ctx, stream, &g, &c, warm ? "warm capture" : "cold capture");
+    assert_capture_matches(ctx, stream, &g, &c, warm ? "warm capture" : "cold capture", &info);
+    assert_int_equal(info.kernels, 1 + warm);
+    assert_int_equal(info.row, 0);
   }
   case_on_stream_free(ctx, stream, &g);
 }
@@ -801,20 +836,36 @@ static void test_graph_capture_many_targets(void **state) {
 /* The row path (sm_90 and later; the split path before): one stream,
  * linear + clamp, int64 ns, more than 65,536 targets, rows of at most 2 T
  * samples whose times, target times and values fit 75 KB of shared memory.
- * Every values x out dtype but f64, with full-, half- and quarter-width
- * slots and scalar channels (D = 16, 12, 6, 7), odd S and T (rows start at
- * every 8- or 2-byte offset within 16 bytes: the staging's elements before
- * and after its bulk copy), ragged rows and targets, random and sorted
- * targets, steady, bursty and random steps, a time offset on every second
- * case; then a captured call, and a bad length, which the data check must
- * report. */
+ * First a cold capture (this test runs first: no call of the process has
+ * taken the row path yet), which must take the row path on sm_90 and
+ * later, and a bad length, which the data check must report. Then every
+ * values x out dtype but f64, with full-, half- and quarter-width slots and
+ * scalar channels (D = 16, 12, 6, 7), odd S and T (rows start at every 8-
+ * or 2-byte offset within 16 bytes: the staging's elements before and after
+ * its bulk copy), ragged rows and targets, random and sorted targets,
+ * steady, bursty and random steps, a time offset on every second case. */
 static void test_resample_row_path(void **state) {
   (void)state;
+  spec c = {.method = ROBOCACHE_LINEAR, .extrapolate = ROBOCACHE_EXTRAP_CLAMP};
+  c.tdt = ROBOCACHE_DTYPE_I64, c.B = 140, c.S = 701, c.T = 501;
+  c.vdt = c.odt = ROBOCACHE_DTYPE_BF16, c.D = 12;
+  gpu_case g;
+  cudaStream_t stream;
+  robocache_ctx *ctx = case_on_stream(&c, 1310, &g, &stream);
+  graph_info info;
+  int device = 0, major = 0;
+  assert_capture_matches(ctx, stream, &g, &c, "cold capture", &info);
+  CU(cudaGetDevice(&device));
+  CU(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  assert_int_equal(info.row, major >= 9);
+  int64_t *lengths = (int64_t *)g.d.lengths->t.data, bad = c.S + 1;
+  CU(cudaMemcpy(lengths + 5, &bad, sizeof bad, cudaMemcpyHostToDevice));
+  assert_int_equal(gpu_resample(ctx, &g.d, &g.a.opt), ROBOCACHE_INVALID_ARGUMENT);
+  assert_non_null(strstr(robocache_ctx_error_message(ctx), "lengths"));
+  case_on_stream_free(ctx, stream, &g);
   static const robocache_dtype dtypes[] = {ROBOCACHE_DTYPE_F32, ROBOCACHE_DTYPE_F16,
                                            ROBOCACHE_DTYPE_BF16};
   static const int64_t channels[] = {16, 12, 6, 7};
-  spec c = {.method = ROBOCACHE_LINEAR, .extrapolate = ROBOCACHE_EXTRAP_CLAMP};
-  c.tdt = ROBOCACHE_DTYPE_I64, c.B = 140, c.S = 701, c.T = 501;
   for (int n = 0; n < 9; n++) {
     c.vdt = dtypes[n / 3], c.odt = dtypes[n % 3], c.D = channels[n % 4];
     c.offset_ns = n % 2 ? -2500000 : 0;
@@ -822,16 +873,6 @@ static void test_resample_row_path(void **state) {
     c.steps = n % 3 == 0 ? STEPS_STEADY : n % 3 == 1 ? STEPS_BURSTY : STEPS_RANDOM;
     check_case(&c, 1300 + (uint64_t)n);
   }
-  c.vdt = c.odt = ROBOCACHE_DTYPE_BF16, c.D = 12, c.offset_ns = 0;
-  gpu_case g;
-  cudaStream_t stream;
-  robocache_ctx *ctx = case_on_stream(&c, 1310, &g, &stream);
-  assert_capture_matches(ctx, stream, &g, &c, "captured");
-  int64_t *lengths = (int64_t *)g.d.lengths->t.data, bad = c.S + 1;
-  CU(cudaMemcpy(lengths + 5, &bad, sizeof bad, cudaMemcpyHostToDevice));
-  assert_int_equal(gpu_resample(ctx, &g.d, &g.a.opt), ROBOCACHE_INVALID_ARGUMENT);
-  assert_non_null(strstr(robocache_ctx_error_message(ctx), "lengths"));
-  case_on_stream_free(ctx, stream, &g);
 }
 
 /* Captured on a non-default stream, replayed: same results as the reference;
@@ -845,12 +886,12 @@ static void test_graph_capture(void **state) {
   gpu_case g;
   cudaStream_t stream;
   robocache_ctx *ctx = case_on_stream(&c, 8, &g, &stream);
-  assert_capture_matches(ctx, stream, &g, &c, "captured");
+  assert_capture_matches(ctx, stream, &g, &c, "captured", NULL);
   rct_set_i64(g.a.lengths, 3, 0);
   CU(cudaMemcpy(g.d.lengths->t.data, g.a.lengths->t.data, g.d.lengths->nbytes,
                 cudaMemcpyHostToDevice));
   rct_tensor *gout, *gvalid;
-  capture_and_replay(ctx, stream, &g.d, &g.a.opt, &c, &gout, &gvalid);
+  capture_and_replay(ctx, stream, &g.d, &g.a.opt, &c, &gout, &gvalid, NULL);
   int64_t nt = rct_get_i64(g.a.target_lengths, 3);
   for (int64_t t = 0; t < c.T; t++) {
     assert_int_equal(rct_get(gvalid, 3 * c.T + t), 0);
@@ -907,6 +948,7 @@ static void test_backward(void **state) {
 int main(void) {
   rct_require_cuda();
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_resample_row_path), /* first: its capture is a cold one */
       cmocka_unit_test(test_resample_parity),
       cmocka_unit_test(test_resample_search_and_width),
       cmocka_unit_test(test_resample_wide_rows),
@@ -920,7 +962,6 @@ int main(void) {
       cmocka_unit_test(test_align_many_streams),
       cmocka_unit_test(test_graph_capture),
       cmocka_unit_test(test_graph_capture_many_targets),
-      cmocka_unit_test(test_resample_row_path),
       cmocka_unit_test(test_backward),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
