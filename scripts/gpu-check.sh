@@ -16,7 +16,8 @@
 # automatically) or append the script to BENCHES. Exit status 1 when any
 # section failed. Keep the whole run well under 10 minutes.
 # A shorter run: SECTIONS (default "env build ctest python bench sanitizer"),
-# SANITIZE_TOOLS (default "memcheck racecheck"), SANITIZE_TESTS,
+# SANITIZE_TOOLS (default "memcheck racecheck"), SANITIZE_TESTS (a glob of
+# test program names, e.g. "test_cuda_[ac][la]*"; none matching fails),
 # SANITIZE_FILTER (a cmocka test-name pattern passed to each test program,
 # e.g. "test_big*"), BENCHES (space-separated scripts).
 set -u -o pipefail
@@ -88,14 +89,16 @@ section_ctest() {
 }
 
 section_sanitizer() {
-  local exe tool
+  local exe tool n=0
   for exe in "$BUILD"/tests/c/${SANITIZE_TESTS:-test_cuda_*}; do
     [ -x "$exe" ] || continue
+    n=$((n + 1))
     for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
       step "$tool-$(basename "$exe")" 300 compute-sanitizer --tool "$tool" \
         --error-exitcode 1 "$exe" ${SANITIZE_FILTER:+"$SANITIZE_FILTER"}
     done
   done
+  [ "$n" -gt 0 ] || step sanitizer 1 bash -c "echo 'no test program matches ${SANITIZE_TESTS:-test_cuda_*}' >&2; exit 1"
 }
 
 section_python() {

@@ -4,8 +4,8 @@
  * targets exactly on samples (bit-exact), max_gap, tolerance, time_offset,
  * strided inputs, align with K = 3, 4 and 20 streams in one call (mixed and
  * default options), data errors and EXTRAP_ERROR (same messages as the CPU
- * path), CUDA-graph capture on a non-default stream (unchecked mode), and
- * the backward.
+ * path), the row path, and the backward (CUDA-graph capture:
+ * test_cuda_capture.c; the cases: cuda_case.c).
  *
  * Float bound (docs/cuda.md): with values in [-1, 1] and targets at most two
  * edge intervals outside a row (|w| <= 3),
@@ -14,292 +14,12 @@
  * with rtol(out) = 2^-7 for bf16, 2^-10 for f16, 2^-23 for f32 out (one
  * rounding of the output may fall on the other side), 0 for f64 out.
  * valid and targets on samples: bit-exact. Exit 77 without a usable GPU. */
-#include "support.h"
+#include "cuda_case.h"
 
-#include <cuda_runtime_api.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CU(call) assert_int_equal((int)(call), (int)cudaSuccess)
-
-/* ---- device copies ---------------------------------------------------------- */
-
-typedef struct dev_tensor {
-  robocache_tensor t;
-  int64_t shape[ROBOCACHE_MAX_DIMS], strides[ROBOCACHE_MAX_DIMS];
-  size_t nbytes;
-} dev_tensor;
-
-/* A device copy of h with the same shape and strides; NULL for NULL. */
-static dev_tensor *to_dev(const rct_tensor *h) {
-  if (!h) return NULL;
-  dev_tensor *d = calloc(1, sizeof *d);
-  assert_non_null(d);
-  d->t = h->t;
-  memcpy(d->shape, h->shape, sizeof d->shape);
-  memcpy(d->strides, h->strides, sizeof d->strides);
-  d->t.shape = d->shape;
-  d->t.strides = d->strides;
-  d->t.device_type = ROBOCACHE_DEVICE_CUDA;
-  d->t.device_id = 0;
-  d->nbytes = h->nbytes;
-  CU(cudaMalloc(&d->t.data, d->nbytes > 0 ? d->nbytes : 1));
-  CU(cudaMemcpy(d->t.data, h->t.data, d->nbytes, cudaMemcpyHostToDevice));
-  return d;
-}
-
-/* All bytes 0xFF: NaN in every float dtype, 255 in valid, so that an element
- * the kernel does not write is caught. */
-static void poison(dev_tensor *d) {
-  if (d) CU(cudaMemset(d->t.data, 0xFF, d->nbytes));
-}
-
-static void from_dev(rct_tensor *h, const dev_tensor *d) {
-  if (d) CU(cudaMemcpy(h->t.data, d->t.data, d->nbytes, cudaMemcpyDeviceToHost));
-}
-
-static void dev_free(dev_tensor *d) {
-  if (!d) return;
-  CU(cudaFree(d->t.data));
-  free(d);
-}
-
-static const robocache_tensor *dv(const dev_tensor *d) { return d ? &d->t : NULL; }
-
-/* The device tensors of one resample call. */
-typedef struct dev_args {
-  dev_tensor *values, *times, *lengths, *target_times, *target_lengths, *out, *valid;
-} dev_args;
-
-static dev_args to_dev_args(const rct_resample_args *a) {
-  dev_args d = {to_dev(a->values),       to_dev(a->times),          to_dev(a->lengths),
-                to_dev(a->target_times), to_dev(a->target_lengths), to_dev(a->out),
-                to_dev(a->valid)};
-  poison(d.out);
-  poison(d.valid);
-  return d;
-}
-
-static void dev_args_free(dev_args *d) {
-  dev_free(d->values), dev_free(d->times), dev_free(d->lengths), dev_free(d->target_times);
-  dev_free(d->target_lengths), dev_free(d->out), dev_free(d->valid);
-}
-
-static robocache_status gpu_resample(robocache_ctx *ctx, const dev_args *d,
-                                     const robocache_interp_options *o) {
-  return robocache_resample(ctx, dv(d->values), dv(d->times), dv(d->lengths), dv(d->target_times),
-                            dv(d->target_lengths), o, (robocache_tensor *)dv(d->out),
-                            (robocache_tensor *)dv(d->valid));
-}
-
-static void free_args(rct_resample_args *a) {
-  rct_free(a->values), rct_free(a->times), rct_free(a->lengths), rct_free(a->target_times);
-  rct_free(a->target_lengths), rct_free(a->out), rct_free(a->valid);
-}
-
-/* ---- random problems ----------------------------------------------------------- */
-
-typedef struct spec {
-  int method, extrapolate;
-  robocache_dtype vdt, odt, tdt;
-  int64_t B, S, T, D;
-  int64_t offset_ns, max_gap_ns, tolerance_ns;
-  int sorted; /* int64 target times sorted in each row (as a time grid) */
-  enum {
-    STEPS_RANDOM, /* 1-20 ms */
-    STEPS_BURSTY, /* 1 us or 20 ms: defeats the uniform-rate guess */
-    STEPS_STEADY  /* 9-11 ms (100 Hz +-10 %, as the GPU benchmark): on long rows the
-                     first probe window misses by a few samples, the next round finds them */
-  } steps;
-} spec;
-
-static double time_at(const rct_tensor *t, int64_t i) {
-  return t->t.dtype == ROBOCACHE_DTYPE_I64 ? (double)rct_get_i64(t, i) : rct_get(t, i);
-}
-
-/* Target t of row b: on a sample (on_sample[b*T+t] = 1), inside, or up to two
- * edge intervals outside the n valid samples. */
-static void random_target(rct_resample_args *a, const spec *c, rct_rng *rng, int64_t b, int64_t t,
-                          int64_t n, unsigned char *on_sample) {
-  int64_t S = c->S, T = c->T, row = b * S;
-  double off = c->tdt == ROBOCACHE_DTYPE_I64 ? (double)c->offset_ns : c->offset_ns * 1e-9;
-  int kind = (int)rct_rng_int(rng, 0, 9);
-  double first = time_at(a->times, row), last = time_at(a->times, row + n - 1);
-  double d0 = n > 1 ? time_at(a->times, row + 1) - first : 1e7;
-  double d1 = n > 1 ? last - time_at(a->times, row + n - 2) : 1e7;
-  if (c->tdt != ROBOCACHE_DTYPE_I64 && n == 1) d0 = d1 = 0.01;
-  if (kind <= 2 && (c->tdt != ROBOCACHE_DTYPE_F32 || c->offset_ns == 0)) {
-    int64_t i = rct_rng_int(rng, 0, n - 1);
-    if (c->tdt == ROBOCACHE_DTYPE_I64)
-      rct_set_i64(a->target_times, b * T + t, rct_get_i64(a->times, row + i) + c->offset_ns);
-    else
-      rct_set(a->target_times, b * T + t, rct_get(a->times, row + i) + off);
-    on_sample[b * T + t] = 1;
-    return;
-  }
-  double x = kind == 3   ? first - rct_rng_uniform(rng, 0.01, 2.0) * d0
-             : kind == 4 ? last + rct_rng_uniform(rng, 0.01, 2.0) * d1
-                         : rct_rng_uniform(rng, first, last);
-  if (c->tdt == ROBOCACHE_DTYPE_I64)
-    rct_set_i64(a->target_times, b * T + t, (int64_t)llround(x) + c->offset_ns);
-  else
-    rct_set(a->target_times, b * T + t, x + off);
-}
-
-/* Sorts the int64 target times of each row, with their on_sample flags. */
-static void sort_targets(rct_resample_args *a, const spec *c, unsigned char *on_sample) {
-  for (int64_t b = 0; b < c->B; b++)
-    for (int64_t t = 1; t < c->T; t++) { /* insertion sort: rows are short */
-      int64_t x = rct_get_i64(a->target_times, b * c->T + t), u = t;
-      unsigned char f = on_sample[b * c->T + t];
-      for (; u > 0 && rct_get_i64(a->target_times, b * c->T + u - 1) > x; u--) {
-        rct_set_i64(a->target_times, b * c->T + u, rct_get_i64(a->target_times, b * c->T + u - 1));
-        on_sample[b * c->T + u] = on_sample[b * c->T + u - 1];
-      }
-      rct_set_i64(a->target_times, b * c->T + u, x);
-      on_sample[b * c->T + u] = f;
-    }
-}
-
-/* Random ragged problem: lengths in 1..S (rows 0 and 1 get 1 and 2 samples),
- * target_lengths in 0..T, values in [-1, 1] (unit quaternions for slerp). */
-static rct_resample_args make_case(const spec *c, rct_rng *rng, unsigned char *on_sample) {
-  rct_resample_args a = {0};
-  robocache_interp_options_init(&a.opt);
-  a.opt.method = c->method;
-  a.opt.extrapolate = c->extrapolate;
-  a.opt.time_offset_ns = c->offset_ns;
-  a.opt.max_gap_ns = c->max_gap_ns;
-  a.opt.tolerance_ns = c->tolerance_ns;
-  a.opt.fill_value = c->extrapolate == ROBOCACHE_EXTRAP_FILL ? -7.5 : NAN;
-  a.values = rct_make3(c->vdt, c->B, c->S, c->D);
-  a.times = rct_make2(c->tdt, c->B, c->S);
-  a.lengths = rct_make1(ROBOCACHE_DTYPE_I64, c->B);
-  a.target_times = rct_make2(c->tdt, c->B, c->T);
-  a.target_lengths = rct_make1(ROBOCACHE_DTYPE_I64, c->B);
-  a.out = rct_make3(c->odt, c->B, c->T, c->D);
-  a.valid = rct_make2(ROBOCACHE_DTYPE_U8, c->B, c->T);
-  int64_t start = c->tdt == ROBOCACHE_DTYPE_I64 ? 1600000000000000000ll : 1000000000ll;
-  if (c->steps == STEPS_BURSTY) {
-    rct_fill_times(a.times, rng, start, 1000, 1000);
-    for (int64_t b = 0; b < c->B; b++) { /* every 50th step 20 ms instead of 1 us */
-      for (int64_t i = 1; i < c->S; i++) {
-        int64_t extra = (i / 50) * 19999000ll;
-        if (c->tdt == ROBOCACHE_DTYPE_I64)
-          rct_set_i64(a.times, b * c->S + i, rct_get_i64(a.times, b * c->S + i) + extra);
-        else
-          rct_set(a.times, b * c->S + i, rct_get(a.times, b * c->S + i) + extra * 1e-9);
-      }
-    }
-  } else if (c->steps == STEPS_STEADY) {
-    rct_fill_times(a.times, rng, start, 9000000, 11000000);
-  } else {
-    rct_fill_times(a.times, rng, start, 1000000, 20000000);
-  }
-  rct_fill_uniform(a.values, rng, -1, 1);
-  if (c->method == ROBOCACHE_SLERP)
-    for (int64_t q = 0; q < c->B * c->S * c->D / 4; q++) {
-      double n2 = 0;
-      for (int e = 0; e < 4; e++) n2 += pow(rct_get(a.values, q * 4 + e), 2);
-      for (int e = 0; e < 4; e++)
-        rct_set(a.values, q * 4 + e, rct_get(a.values, q * 4 + e) / sqrt(n2));
-    }
-  for (int64_t b = 0; b < c->B; b++) {
-    int64_t n = b == 0 ? 1 : b == 1 ? 2 : rct_rng_int(rng, 1, c->S);
-    rct_set_i64(a.lengths, b, n);
-    rct_set_i64(a.target_lengths, b, b == 2 ? c->T : rct_rng_int(rng, 0, c->T));
-    for (int64_t t = 0; t < c->T; t++) random_target(&a, c, rng, b, t, n, on_sample);
-  }
-  if (c->sorted) sort_targets(&a, c, on_sample);
-  return a;
-}
-
-/* One random case: its host arguments, which targets sit exactly on a
- * sample, and (after case_upload, once the test has edited a) the device
- * copies of the arguments. */
-typedef struct gpu_case {
-  rct_resample_args a;
-  unsigned char *on_sample; /* [B*T] */
-  dev_args d;               /* all NULL before case_upload */
-} gpu_case;
-
-static gpu_case case_new(const spec *c, rct_rng *rng) {
-  gpu_case g = {0};
-  g.on_sample = calloc((size_t)(c->B * c->T), 1);
-  assert_non_null(g.on_sample);
-  g.a = make_case(c, rng, g.on_sample);
-  return g;
-}
-
-static void case_upload(gpu_case *g) { g->d = to_dev_args(&g->a); }
-
-static void case_free(gpu_case *g) {
-  dev_args_free(&g->d);
-  free_args(&g->a);
-  free(g->on_sample);
-}
-
-static double rtol_of(robocache_dtype odt) {
-  switch (odt) {
-  case ROBOCACHE_DTYPE_BF16: return 0x1p-7;
-  case ROBOCACHE_DTYPE_F16: return 0x1p-10;
-  case ROBOCACHE_DTYPE_F32: return 0x1p-23;
-  default: return 0;
-  }
-}
-
-static double atol_of(const spec *c) {
-  if (c->vdt == ROBOCACHE_DTYPE_F64 || c->odt == ROBOCACHE_DTYPE_F64) return 1e-12;
-  return c->method == ROBOCACHE_SLERP ? 2e-5 : 2e-6;
-}
-
-/* Fails unless targets on samples have the reference's bits. */
-static void assert_on_sample_exact(const rct_tensor *gpu, const rct_tensor *ref, const spec *c,
-                                   const unsigned char *on_sample) {
-  for (int64_t bt = 0; bt < c->B * c->T; bt++) {
-    if (!on_sample[bt]) continue;
-    for (int64_t d = 0; d < c->D; d++)
-      if (rct_get_bits(gpu, bt * c->D + d) != rct_get_bits(ref, bt * c->D + d))
-        fail_msg("target on a sample not bit-exact: row %lld target %lld channel %lld",
-                 (long long)(bt / c->T), (long long)(bt % c->T), (long long)d);
-  }
-}
-
-/* Fails unless the device outputs of g (spec c) match the reference outputs
- * in g->a, which rct_resample has filled. */
-static void assert_gpu_matches(const gpu_case *g, const spec *c, const char *what) {
-  rct_tensor *gout = rct_make3(c->odt, c->B, c->T, c->D);
-  rct_tensor *gvalid = rct_make2(ROBOCACHE_DTYPE_U8, c->B, c->T);
-  from_dev(gout, g->d.out);
-  from_dev(gvalid, g->d.valid);
-  rct_assert_bits_equal(gvalid, g->a.valid, what);
-  rct_assert_close(gout, g->a.out, atol_of(c), rtol_of(c->odt), what);
-  assert_on_sample_exact(gout, g->a.out, c, g->on_sample);
-  rct_free(gout), rct_free(gvalid);
-}
-
-/* Runs case c on the GPU (default stream) and on the reference; compares. */
-static void check_case(const spec *c, uint64_t seed) {
-  rct_rng rng = rct_rng_seed(seed);
-  gpu_case g = case_new(c, &rng);
-  case_upload(&g);
-  robocache_ctx *ctx = NULL;
-  assert_int_equal(robocache_ctx_create(&ctx), ROBOCACHE_OK);
-  robocache_status s = gpu_resample(ctx, &g.d, &g.a.opt);
-  if (s != ROBOCACHE_OK) fail_msg("GPU resample: %s", robocache_ctx_error_message(ctx));
-  char msg[512];
-  s = rct_resample(&g.a, 1, msg, sizeof msg);
-  if (s != ROBOCACHE_OK) fail_msg("reference resample: %s", msg);
-  char what[160];
-  snprintf(what, sizeof what, "method %d extrapolate %d values %s out %s times %s", c->method,
-           c->extrapolate, robocache_dtype_name(c->vdt), robocache_dtype_name(c->odt),
-           robocache_dtype_name(c->tdt));
-  assert_gpu_matches(&g, c, what);
-  robocache_ctx_free(ctx);
-  case_free(&g);
-}
 
 static const robocache_dtype value_dtypes[] = {ROBOCACHE_DTYPE_F32, ROBOCACHE_DTYPE_F64,
                                                ROBOCACHE_DTYPE_F16, ROBOCACHE_DTYPE_BF16};
@@ -399,6 +119,21 @@ static void test_resample_wide_long_rows(void **state) {
   }
 }
 
+/* Case c (seed) with row 5 one sample longer than S: the call must fail
+ * with INVALID_ARGUMENT naming the lengths (the data check). */
+static void assert_bad_length_reported(const spec *c, uint64_t seed) {
+  rct_rng rng = rct_rng_seed(seed);
+  gpu_case g = case_new(c, &rng);
+  rct_set_i64(g.a.lengths, 5, c->S + 1);
+  case_upload(&g);
+  robocache_ctx *ctx = NULL;
+  assert_int_equal(robocache_ctx_create(&ctx), ROBOCACHE_OK);
+  assert_int_equal(gpu_resample(ctx, &g.d, &g.a.opt), ROBOCACHE_INVALID_ARGUMENT);
+  assert_non_null(strstr(robocache_ctx_error_message(ctx), "lengths"));
+  robocache_ctx_free(ctx);
+  case_free(&g);
+}
+
 /* Launches of more than 65,536 targets, linear + clamp, int64 ns: the warp
  * path (f32 D = 8: two full-width slots; f64 D = 3) and the split path (bf16
  * D = 12 in half-width slots, f16 -> f32 D = 64, scalar f32 -> bf16 D = 7,
@@ -434,16 +169,7 @@ static void test_resample_many_targets(void **state) {
   spec c = {.method = ROBOCACHE_LINEAR, .extrapolate = ROBOCACHE_EXTRAP_CLAMP};
   c.vdt = c.odt = ROBOCACHE_DTYPE_F32, c.tdt = ROBOCACHE_DTYPE_I64;
   c.B = 70, c.S = 50, c.T = 1000, c.D = 8;
-  rct_rng rng = rct_rng_seed(9);
-  gpu_case g = case_new(&c, &rng);
-  rct_set_i64(g.a.lengths, 5, c.S + 1);
-  case_upload(&g);
-  robocache_ctx *ctx = NULL;
-  assert_int_equal(robocache_ctx_create(&ctx), ROBOCACHE_OK);
-  assert_int_equal(gpu_resample(ctx, &g.d, &g.a.opt), ROBOCACHE_INVALID_ARGUMENT);
-  assert_non_null(strstr(robocache_ctx_error_message(ctx), "lengths"));
-  robocache_ctx_free(ctx);
-  case_free(&g);
+  assert_bad_length_reported(&c, 9);
 }
 
 /* Case c with values and out at every second element of a buffer twice as
@@ -713,159 +439,22 @@ static void test_align_many_streams(void **state) {
   check_align(20, ROBOCACHE_DTYPE_F32, 28, ROBOCACHE_DTYPE_F32, 4); /* both split */
 }
 
-/* ---- CUDA graph capture (unchecked mode) ------------------------------------------- */
-
-/* A fresh context whose calls go to a new non-blocking *stream. */
-static robocache_ctx *ctx_on_new_stream(cudaStream_t *stream) {
-  CU(cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking));
-  robocache_ctx *ctx = NULL;
-  assert_int_equal(robocache_ctx_create(&ctx), ROBOCACHE_OK);
-  assert_int_equal(robocache_ctx_set_cuda_stream(ctx, *stream), ROBOCACHE_OK);
-  return ctx;
-}
-
-/* What a captured call launched: its kernel nodes, and whether one of them
- * may use more than the default 48 KB of dynamic shared memory (only the row
- * path's kernels ask for more). */
-typedef struct {
-  int kernels, row;
-} graph_info;
-
-static graph_info graph_info_of(cudaGraph_t graph) {
-  size_t n = 0;
-  CU(cudaGraphGetNodes(graph, NULL, &n));
-  cudaGraphNode_t *nodes = calloc(n, sizeof *nodes);
-  assert_non_null(nodes);
-  CU(cudaGraphGetNodes(graph, nodes, &n));
-  graph_info info = {0, 0};
-  for (size_t i = 0; i < n; i++) {
-    enum cudaGraphNodeType type;
-    CU(cudaGraphNodeGetType(nodes[i], &type));
-    if (type != cudaGraphNodeTypeKernel) continue;
-    struct cudaKernelNodeParams kp;
-    struct cudaFuncAttributes fa;
-    CU(cudaGraphKernelNodeGetParams(nodes[i], &kp));
-    CU(cudaFuncGetAttributes(&fa, kp.func));
-    info.kernels++;
-    info.row |= fa.maxDynamicSharedSizeBytes > 48 * 1024;
-  }
-  free(nodes);
-  return info;
-}
-
-/* Captures gpu_resample(ctx, d, o) on `stream` into a CUDA graph, replays it
- * once over poisoned outputs and copies out / valid back to *gout / *gvalid
- * (shapes of spec c); *info (unless NULL) = graph_info_of the graph. Fails
- * the test when the captured call fails. */
-static void capture_and_replay(robocache_ctx *ctx, cudaStream_t stream, const dev_args *d,
-                               const robocache_interp_options *o, const spec *c, rct_tensor **gout,
-                               rct_tensor **gvalid, graph_info *info) {
-  cudaGraph_t graph;
-  cudaGraphExec_t exec;
-  CU(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-  robocache_status s = gpu_resample(ctx, d, o);
-  CU(cudaStreamEndCapture(stream, &graph));
-  if (s != ROBOCACHE_OK) fail_msg("captured resample: %s", robocache_ctx_error_message(ctx));
-  if (info) *info = graph_info_of(graph);
-  CU(cudaGraphInstantiate(&exec, graph, 0));
-  poison(d->out), poison(d->valid);
-  CU(cudaGraphLaunch(exec, stream));
-  CU(cudaStreamSynchronize(stream));
-  *gout = rct_make3(c->odt, c->B, c->T, c->D);
-  *gvalid = rct_make2(ROBOCACHE_DTYPE_U8, c->B, c->T);
-  from_dev(*gout, d->out), from_dev(*gvalid, d->valid);
-  CU(cudaGraphExecDestroy(exec));
-  CU(cudaGraphDestroy(graph));
-}
-
-/* Captures the resample of g (spec c) on `stream`, replays it and fails
- * unless out and valid match the reference outputs in g->a (filled by
- * rct_resample); *info as capture_and_replay. */
-static void assert_capture_matches(robocache_ctx *ctx, cudaStream_t stream, const gpu_case *g,
-                                   const spec *c, const char *what, graph_info *info) {
-  rct_tensor *gout, *gvalid;
-  capture_and_replay(ctx, stream, &g->d, &g->a.opt, c, &gout, &gvalid, info);
-  char msg[64];
-  snprintf(msg, sizeof msg, "%s valid", what);
-  rct_assert_bits_equal(gvalid, g->a.valid, msg);
-  rct_assert_close(gout, g->a.out, 2e-6, rtol_of(c->odt), what);
-  rct_free(gout), rct_free(gvalid);
-}
-
-/* Case c (seed) with its reference outputs in g->a, uploaded, and a fresh
- * context whose calls go to a new non-blocking *stream (case_on_stream_free
- * undoes it). */
-static robocache_ctx *case_on_stream(const spec *c, uint64_t seed, gpu_case *g,
-                                     cudaStream_t *stream) {
-  rct_rng rng = rct_rng_seed(seed);
-  *g = case_new(c, &rng);
-  assert_int_equal(rct_resample(&g->a, 1, NULL, 0), ROBOCACHE_OK);
-  case_upload(g);
-  return ctx_on_new_stream(stream);
-}
-
-static void case_on_stream_free(robocache_ctx *ctx, cudaStream_t stream, gpu_case *g) {
-  robocache_ctx_free(ctx);
-  CU(cudaStreamDestroy(stream));
-  case_free(g);
-}
-
-/* A launch for the split path (rows too long for the row path: 2 T < S)
- * captured into a CUDA graph: first by a fresh context (its workspace cannot
- * grow during the capture: the warp path runs instead, one kernel), then
- * after an eager call (the split path, its items in the workspace: the
- * decide and move kernels). */
-static void test_graph_capture_many_targets(void **state) {
-  (void)state;
-  spec c = {.method = ROBOCACHE_LINEAR, .extrapolate = ROBOCACHE_EXTRAP_CLAMP};
-  c.vdt = c.odt = ROBOCACHE_DTYPE_BF16, c.tdt = ROBOCACHE_DTYPE_I64;
-  c.B = 70, c.S = 2100, c.T = 1000, c.D = 32;
-  gpu_case g;
-  cudaStream_t stream;
-  robocache_ctx *ctx = case_on_stream(&c, 10, &g, &stream);
-  for (int warm = 0; warm < 2; warm++) {
-    graph_info info;
-    if (warm) assert_int_equal(gpu_resample(ctx, &g.d, &g.a.opt), ROBOCACHE_OK);
-    assert_capture_matches(ctx, stream, &g, &c, warm ? "warm capture" : "cold capture", &info);
-    assert_int_equal(info.kernels, 1 + warm);
-    assert_int_equal(info.row, 0);
-  }
-  case_on_stream_free(ctx, stream, &g);
-}
-
 /* The row path (sm_90 and later; the split path before): one stream,
  * linear + clamp, int64 ns, more than 65,536 targets, rows of at most 2 T
  * samples whose times, target times and values fit 75 KB of shared memory.
- * First a cold capture (this test runs first: no call of the process has
- * taken the row path yet), which must take the row path on sm_90 and
- * later, and a bad length, which the data check must report. Then every
- * values x out dtype but f64, with full-, half- and quarter-width slots and
- * scalar channels (D = 16, 12, 6, 7), odd S and T (rows start at every 8-
- * or 2-byte offset within 16 bytes: the staging's elements before and after
- * its bulk copy), ragged rows and targets, random and sorted targets,
- * steady, bursty and random steps, a time offset on every second case. */
+ * Every values x out dtype but f64, with full-, half- and quarter-width
+ * slots and scalar channels (D = 16, 12, 6, 7), odd S and T (rows start at
+ * every 8- or 2-byte offset within 16 bytes: the staging's elements before
+ * and after its bulk copy), ragged rows and targets, random and sorted
+ * targets, steady, bursty and random steps, a time offset on every second
+ * case; then a bad length, which the data check must report. */
 static void test_resample_row_path(void **state) {
   (void)state;
-  spec c = {.method = ROBOCACHE_LINEAR, .extrapolate = ROBOCACHE_EXTRAP_CLAMP};
-  c.tdt = ROBOCACHE_DTYPE_I64, c.B = 140, c.S = 701, c.T = 501;
-  c.vdt = c.odt = ROBOCACHE_DTYPE_BF16, c.D = 12;
-  gpu_case g;
-  cudaStream_t stream;
-  robocache_ctx *ctx = case_on_stream(&c, 1310, &g, &stream);
-  graph_info info;
-  int device = 0, major = 0;
-  assert_capture_matches(ctx, stream, &g, &c, "cold capture", &info);
-  CU(cudaGetDevice(&device));
-  CU(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  assert_int_equal(info.row, major >= 9);
-  int64_t *lengths = (int64_t *)g.d.lengths->t.data, bad = c.S + 1;
-  CU(cudaMemcpy(lengths + 5, &bad, sizeof bad, cudaMemcpyHostToDevice));
-  assert_int_equal(gpu_resample(ctx, &g.d, &g.a.opt), ROBOCACHE_INVALID_ARGUMENT);
-  assert_non_null(strstr(robocache_ctx_error_message(ctx), "lengths"));
-  case_on_stream_free(ctx, stream, &g);
   static const robocache_dtype dtypes[] = {ROBOCACHE_DTYPE_F32, ROBOCACHE_DTYPE_F16,
                                            ROBOCACHE_DTYPE_BF16};
   static const int64_t channels[] = {16, 12, 6, 7};
+  spec c = {.method = ROBOCACHE_LINEAR, .extrapolate = ROBOCACHE_EXTRAP_CLAMP};
+  c.tdt = ROBOCACHE_DTYPE_I64, c.B = 140, c.S = 701, c.T = 501;
   for (int n = 0; n < 9; n++) {
     c.vdt = dtypes[n / 3], c.odt = dtypes[n % 3], c.D = channels[n % 4];
     c.offset_ns = n % 2 ? -2500000 : 0;
@@ -873,36 +462,8 @@ static void test_resample_row_path(void **state) {
     c.steps = n % 3 == 0 ? STEPS_STEADY : n % 3 == 1 ? STEPS_BURSTY : STEPS_RANDOM;
     check_case(&c, 1300 + (uint64_t)n);
   }
-}
-
-/* Captured on a non-default stream, replayed: same results as the reference;
- * a row whose length is out of range is then marked invalid (NaN), not an
- * error, and nothing outside the tensors is read (compute-sanitizer). */
-static void test_graph_capture(void **state) {
-  (void)state;
-  spec c = {.method = ROBOCACHE_LINEAR, .extrapolate = ROBOCACHE_EXTRAP_FILL};
-  c.vdt = c.odt = ROBOCACHE_DTYPE_BF16, c.tdt = ROBOCACHE_DTYPE_I64;
-  c.B = 6, c.S = 40, c.T = 30, c.D = 32;
-  gpu_case g;
-  cudaStream_t stream;
-  robocache_ctx *ctx = case_on_stream(&c, 8, &g, &stream);
-  assert_capture_matches(ctx, stream, &g, &c, "captured", NULL);
-  rct_set_i64(g.a.lengths, 3, 0);
-  CU(cudaMemcpy(g.d.lengths->t.data, g.a.lengths->t.data, g.d.lengths->nbytes,
-                cudaMemcpyHostToDevice));
-  rct_tensor *gout, *gvalid;
-  capture_and_replay(ctx, stream, &g.d, &g.a.opt, &c, &gout, &gvalid, NULL);
-  int64_t nt = rct_get_i64(g.a.target_lengths, 3);
-  for (int64_t t = 0; t < c.T; t++) {
-    assert_int_equal(rct_get(gvalid, 3 * c.T + t), 0);
-    for (int64_t e = 0; e < c.D; e++) {
-      double v = rct_get(gout, (3 * c.T + t) * c.D + e);
-      if (t < nt ? !isnan(v) : v != 0)
-        fail_msg("bad row, target %lld channel %lld: %g", (long long)t, (long long)e, v);
-    }
-  }
-  rct_free(gout), rct_free(gvalid);
-  case_on_stream_free(ctx, stream, &g);
+  c.vdt = c.odt = ROBOCACHE_DTYPE_BF16, c.D = 12, c.offset_ns = 0;
+  assert_bad_length_reported(&c, 1310);
 }
 
 /* ---- backward ---------------------------------------------------------------------- */
@@ -948,7 +509,6 @@ static void test_backward(void **state) {
 int main(void) {
   rct_require_cuda();
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_resample_row_path), /* first: its capture is a cold one */
       cmocka_unit_test(test_resample_parity),
       cmocka_unit_test(test_resample_search_and_width),
       cmocka_unit_test(test_resample_wide_rows),
@@ -960,8 +520,7 @@ int main(void) {
       cmocka_unit_test(test_align_three_streams),
       cmocka_unit_test(test_align_default_options),
       cmocka_unit_test(test_align_many_streams),
-      cmocka_unit_test(test_graph_capture),
-      cmocka_unit_test(test_graph_capture_many_targets),
+      cmocka_unit_test(test_resample_row_path),
       cmocka_unit_test(test_backward),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
