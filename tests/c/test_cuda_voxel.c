@@ -439,8 +439,10 @@ static rct_tensor *sized_voxels(rct_rng *r, const int64_t *sizes, int nvox, int6
 }
 
 /* Voxels of every size class of the GPU's grouping around its limits (16
- * points: one thread; 4096: one block; more: cub-sorted), all points in one
- * voxel, and both as a batch (the same voxels in several clouds). */
+ * points: one thread; 4096: one block; more: cub-sorted; downsampling: 32
+ * points one thread, more one block, 32 columns at a time), all points in
+ * one voxel, both as a batch (the same voxels in several clouds), and
+ * points of 37 columns. */
 static void test_big_voxels(void **state) {
   (void)state;
   rct_rng r = rct_rng_seed(4097);
@@ -457,8 +459,10 @@ static void test_big_voxels(void **state) {
   rct_tensor *parts[5] = {m5, none, single, m5, single}, *offsets = NULL;
   rct_tensor *all = concat(parts, 5, &offsets);
   check_all(all, offsets, g, 5, 12, "batch of big voxels");
+  rct_tensor *wide = sized_voxels(&r, sizes, 16, 37);
+  check_all(wide, NULL, g, 5, 30, "voxels of every size, 37 columns");
   rct_free(offsets), rct_free(all), rct_free(m5), rct_free(none), rct_free(mixed);
-  rct_free(single);
+  rct_free(single), rct_free(wide);
 }
 
 /* The cell of row i of a sized_voxels cloud on its 0.5 m grid over BOX, or
