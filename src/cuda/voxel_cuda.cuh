@@ -258,4 +258,42 @@ __device__ __forceinline__ int rc_voxel_n_valid(const rc_voxel_src &s,
   return s.N - (int)(counters->nonfinite + counters->range);
 }
 
+/* Floats of each half of rc_voxel_chain_sums' shared buffer. */
+#define RC_CHAIN_STAGE 2048
+
+/* The f64 sums, in input order from 0.0 (one chain each, as the CPU
+ * backend adds), of columns [c0, c0 + nc) (1 <= nc <= 32) of the n points
+ * idx[0 .. n) of s, by the whole block (more than 32 threads, every one
+ * calls it): lane c of
+ * warp 0 adds column c0 + c from chunk i of the points in buf[i % 2] while
+ * the other warps stage chunk i + 1 in the other half, and returns the sum
+ * (0.0 to the other threads). buf: 2 * RC_CHAIN_STAGE floats of shared
+ * memory; the block's last reads of buf and idx are done on return. */
+__device__ inline double rc_voxel_chain_sums(const rc_voxel_src &s, const int *idx, int n,
+                                             int64_t c0, int nc, float *buf) {
+  const int per = RC_CHAIN_STAGE / nc, chunks = (n + per - 1) / per;
+  const auto stage = [&](int i, int t0, int nt) {
+    float *b = buf + (i & 1) * RC_CHAIN_STAGE;
+    const int p0 = i * per, m = (n - p0 < per ? n - p0 : per) * nc;
+    for (int k = t0; k < m; k += nt) {
+      const int j = k / nc;
+      b[k] = rc_vpt(s, idx[p0 + j], c0 + (k - j * nc));
+    }
+  };
+  stage(0, threadIdx.x, blockDim.x);
+  __syncthreads();
+  double acc = 0.0;
+  for (int i = 0; i < chunks; i++) {
+    if (threadIdx.x >= 32) {
+      if (i + 1 < chunks) stage(i + 1, threadIdx.x - 32, blockDim.x - 32);
+    } else if ((int)threadIdx.x < nc) {
+      const float *b = buf + (i & 1) * RC_CHAIN_STAGE;
+      const int m = n - i * per < per ? n - i * per : per;
+      for (int j = 0; j < m; j++) acc += (double)b[j * nc + threadIdx.x];
+    }
+    __syncthreads();
+  }
+  return acc;
+}
+
 #endif

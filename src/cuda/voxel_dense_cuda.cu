@@ -142,7 +142,7 @@ __device__ bool block_exact_sum(double sum, double abs_sum, int lsb, int finite,
  * when the sum is exact (block_exact_sum), else one chain in input order). */
 __global__ void sum_kernel(rc_groups g, rc_voxel_src s, sum_args a) {
   __shared__ int sidx[RC_GROUP_BLOCK];
-  __shared__ float sval[RC_GROUP_BLOCK];
+  __shared__ float sval[2 * RC_CHAIN_STAGE];
   rc_pdl_enter();
   const unsigned int n_small = g.counters->n_small, n_big = g.counters->n_big;
   const unsigned int stride = gridDim.x * blockDim.x;
@@ -187,16 +187,7 @@ __global__ void sum_kernel(rc_groups g, rc_voxel_src s, sum_args a) {
       double acc;
       if (!block_exact_sum(sum, abs_sum, lsb, finite, &acc)) {
         if (!idx) idx = rc_group_block_sorted(g, e, sidx);
-        acc = 0.0; /* thread 0's: the sum is sequential */
-        for (unsigned int c0 = 0; c0 < e.n; c0 += RC_GROUP_BLOCK) {
-          const unsigned int m = e.n - c0 < RC_GROUP_BLOCK ? e.n - c0 : RC_GROUP_BLOCK;
-          for (unsigned int j = threadIdx.x; j < m; j += blockDim.x)
-            sval[j] = rc_vpt(s, idx[c0 + j], a.col0 + f);
-          __syncthreads();
-          if (threadIdx.x == 0)
-            for (unsigned int j = 0; j < m; j++) acc += (double)sval[j];
-          __syncthreads();
-        }
+        acc = rc_voxel_chain_sums(s, idx, (int)e.n, a.col0 + f, 1, sval); /* thread 0's */
       }
       if (threadIdx.x == 0)
         a.out[e.bucket + f * a.G] = rc_voxel_f32(a.mean ? acc / (double)e.n : acc);

@@ -12,19 +12,13 @@
 namespace {
 
 /* Voxels of at most DS_SMALL points take one thread each (mean_kernel),
- * bigger ones one block each (mean_big_kernel), whose threads stage their
- * points' columns in shared memory, DS_STAGE floats at a time, for the
- * input-order sums. */
+ * bigger ones one block each (mean_big_kernel: rc_voxel_chain_sums). */
 #define DS_SMALL 32
-#define DS_STAGE 2048
 
-/* The row of segment s's mean, its points [begin, end) (sorted positions):
- * -1 when the row does not fit out. */
-__device__ __forceinline__ int64_t ds_segment(const rc_voxel_pipeline &pl, const rc_voxel_src &src,
-                                              const rc_voxel_counters *counters, int s, int nseg,
-                                              int64_t cap, int *begin, int *end) {
-  rc_voxel_segment(pl, s, nseg, rc_voxel_n_valid(src, counters), begin, end);
-  const int64_t row = pl.rank[pl.idx_out[*begin]];
+/* The row of the mean of the voxel whose points start at sorted position
+ * begin: -1 when it does not fit out. */
+__device__ __forceinline__ int64_t ds_row(const rc_voxel_pipeline &pl, int begin, int64_t cap) {
+  const int64_t row = pl.rank[pl.idx_out[begin]];
   return row < cap ? row : -1;
 }
 
@@ -36,45 +30,15 @@ __global__ void mean_kernel(rc_voxel_pipeline pl, rc_voxel_src src,
   const int nseg = counters->num_segments;
   if (s >= nseg) return;
   int begin, end;
-  const int64_t row = ds_segment(pl, src, counters, s, nseg, cap, &begin, &end);
-  if (row < 0 || end - begin > DS_SMALL) return;
+  rc_voxel_segment(pl, s, nseg, rc_voxel_n_valid(src, counters), &begin, &end);
+  if (end - begin > DS_SMALL) return;
+  const int64_t row = ds_row(pl, begin, cap);
+  if (row < 0) return;
   for (int64_t c = 0; c < C; c++) {
     double acc = 0.0;
     for (int j = begin; j < end; j++) acc += (double)rc_vpt(src, pl.idx_out[j], c);
     out[row * C + c] = rc_voxel_f32(acc / (double)(end - begin));
   }
-}
-
-/* Columns [c0, c0 + nc) of the mean of the n points at idx (sorted
- * positions, input order) into out_row, by the whole block: lane c of warp
- * 0 adds column c0 + c in input order (one chain, f64 from 0.0, as the CPU
- * backend) from chunk i of the points in buf[i % 2] while the other warps
- * stage chunk i + 1 in the other half (DS_STAGE floats each). */
-__device__ void ds_mean_columns(const rc_voxel_src &src, const int *idx, int n, int64_t c0, int nc,
-                                float *out_row, float *buf) {
-  const int per = DS_STAGE / nc, chunks = (n + per - 1) / per;
-  const auto stage = [&](int i, int t0, int nt) {
-    float *b = buf + (i & 1) * DS_STAGE;
-    const int p0 = i * per, m = (n - p0 < per ? n - p0 : per) * nc;
-    for (int k = t0; k < m; k += nt) {
-      const int j = k / nc;
-      b[k] = rc_vpt(src, idx[p0 + j], c0 + (k - j * nc));
-    }
-  };
-  stage(0, threadIdx.x, blockDim.x);
-  __syncthreads();
-  double acc = 0.0;
-  for (int i = 0; i < chunks; i++) {
-    if (threadIdx.x >= 32) {
-      if (i + 1 < chunks) stage(i + 1, threadIdx.x - 32, blockDim.x - 32);
-    } else if ((int)threadIdx.x < nc) {
-      const float *b = buf + (i & 1) * DS_STAGE;
-      const int m = n - i * per < per ? n - i * per : per;
-      for (int j = 0; j < m; j++) acc += (double)b[j * nc + threadIdx.x];
-    }
-    __syncthreads();
-  }
-  if ((int)threadIdx.x < nc) out_row[c0 + threadIdx.x] = rc_voxel_f32(acc / (double)n);
 }
 
 /* One block per segment of more than DS_SMALL points: block b checks
@@ -84,9 +48,9 @@ __device__ void ds_mean_columns(const rc_voxel_src &src, const int *idx, int n, 
 __global__ void mean_big_kernel(rc_voxel_pipeline pl, rc_voxel_src src,
                                 const rc_voxel_counters *counters, float *out, int64_t cap,
                                 int64_t C) {
-  __shared__ float buf[2 * DS_STAGE];
+  __shared__ float buf[2 * RC_CHAIN_STAGE];
   __shared__ int found[RC_VOXEL_THREADS], n_found;
-  const int nseg = counters->num_segments;
+  const int nseg = counters->num_segments, n_valid = rc_voxel_n_valid(src, counters);
   const int64_t G = gridDim.x;
   for (int64_t k0 = 0; blockIdx.x + G * k0 < nseg; k0 += RC_VOXEL_THREADS) {
     if (threadIdx.x == 0) n_found = 0;
@@ -94,16 +58,20 @@ __global__ void mean_big_kernel(rc_voxel_pipeline pl, rc_voxel_src src,
     const int64_t s = blockIdx.x + G * (k0 + threadIdx.x);
     if (s < nseg) {
       int begin, end;
-      rc_voxel_segment(pl, (int)s, nseg, rc_voxel_n_valid(src, counters), &begin, &end);
+      rc_voxel_segment(pl, (int)s, nseg, n_valid, &begin, &end);
       if (end - begin > DS_SMALL) found[atomicAdd(&n_found, 1)] = (int)s;
     }
     __syncthreads();
     for (int f = 0; f < n_found; f++) {
       int begin, end;
-      const int64_t row = ds_segment(pl, src, counters, found[f], nseg, cap, &begin, &end);
-      for (int64_t c0 = 0; row >= 0 && c0 < C; c0 += 32)
-        ds_mean_columns(src, pl.idx_out + begin, end - begin, c0, (int)(C - c0 < 32 ? C - c0 : 32),
-                        out + row * C, buf);
+      rc_voxel_segment(pl, found[f], nseg, n_valid, &begin, &end);
+      const int64_t row = ds_row(pl, begin, cap);
+      for (int64_t c0 = 0; row >= 0 && c0 < C; c0 += 32) {
+        const int nc = (int)(C - c0 < 32 ? C - c0 : 32);
+        const double sum = rc_voxel_chain_sums(src, pl.idx_out + begin, end - begin, c0, nc, buf);
+        if ((int)threadIdx.x < nc)
+          out[row * C + c0 + threadIdx.x] = rc_voxel_f32(sum / (double)(end - begin));
+      }
     }
     __syncthreads(); /* n_found read by all before the next round resets it */
   }
