@@ -36,6 +36,13 @@ Cases (DESIGN §1.3):
     PyTorch: unique(return_inverse) on batch*G + key, first point per voxel by
     scatter_reduce(amin), argsort for first-appearance order, stable sort for
     the slot in the voxel, one scatter of the kept points.
+  downsample, PCL VoxelGrid voxels (no range), x y z: the KITTI scan at 0.1 m
+  and 1 m, cuPCL's sample cloud (data/pointclouds/cupcl_sample.pcd, 119,978
+  points) at 1 m, and a batch of 4 KITTI scans (frames 0, 1, 0, 1, offsets)
+  at 0.1 m; the voxel counts of PyTorch and robocache must agree.
+    PyTorch: floor(p / leaf), shifted by the minimum, ravelled (cloud first),
+    unique(return_inverse, return_counts), index_add_ of the points (f32),
+    divided by the counts.
 Targets (the issue): count >= 30 G points/s (back to back); sum / mean / max
 >= 5x PyTorch (every column); hard <= 100 us (one scan), <= 300 us (8 scans)
 (eager).
@@ -178,6 +185,26 @@ def torch_hard(size, rng, P, M, batch):
     return fn
 
 
+def torch_downsample(leaf, batch):
+    """Voxel-grid mean of the points with torch ops (batch: cloud of each point)."""
+    def fn(p):
+        ijk = torch.floor(p[:, :3] * (1.0 / leaf)).long()
+        ijk = ijk - ijk.min(0).values
+        ext = ijk.max(0).values + 1
+        key = ((batch * ext[2] + ijk[:, 2]) * ext[1] + ijk[:, 1]) * ext[0] + ijk[:, 0]
+        _, inv, cnt = torch.unique(key, return_inverse=True, return_counts=True)
+        s = torch.zeros(cnt.numel(), p.shape[1], device=p.device).index_add_(0, inv, p)
+        return s / cnt[:, None]
+    return fn
+
+
+def load_pcd(path):
+    """The x y z rows of an ascii PCD file."""
+    lines = open(path).read().splitlines()
+    start = next(i for i, l in enumerate(lines) if l.startswith("DATA")) + 1
+    return np.loadtxt(lines[start:], dtype=np.float32)[:, :3].copy()
+
+
 def clouds():
     """The benchmark's clouds: 500K uniform points x y z intensity over the
     128^3 grid's box (seeded), and the two raw KITTI scans."""
@@ -279,6 +306,23 @@ def main():
                                        batch), rotation(tp, 0))
             add_case(results, rows, "hard second-kitti", label, pts.shape[0], rc, tt, op="hard",
                      preset="second-kitti (P 5, M 40000)", clouds=len(parts))
+        cupcl = load_pcd(os.path.join(ROOT, "data", "pointclouds", "cupcl_sample.pcd"))
+        xyz = [q[:, :3].copy() for q in scans]
+        down = [("KITTI scan", [xyz[0]], 0.1), ("KITTI scan", [xyz[0]], 1.0),
+                ("cuPCL sample", [cupcl], 1.0), ("4 KITTI scans", [xyz[i % 2] for i in range(4)],
+                                                 0.1)]
+        for label, parts, leaf in down:
+            pts, off, batch = batched(parts, dev)
+            rc = run_harness(a.bin, tmp, "down", pts, off, ["downsample", leaf, leaf, leaf])
+            tp = torch.from_numpy(pts).to(dev)
+            fn = torch_downsample(leaf, batch)
+            n_torch = fn(tp).shape[0]
+            if n_torch != rc["voxels_nonempty"]:
+                sys.exit(f"downsample {label} {leaf} m: PyTorch {n_torch} voxels, robocache "
+                         f"{rc['voxels_nonempty']}")
+            tt = time_torch(fn, rotation(tp, pts.nbytes))
+            add_case(results, rows, f"downsample {leaf:g} m", label, pts.shape[0], rc, tt,
+                     op="downsample", leaf=leaf, clouds=len(parts))
     os.makedirs(a.out, exist_ok=True)
     slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
     path = os.path.join(a.out, f"gpu_voxel_{slug}.json")

@@ -4,6 +4,7 @@
  *   bench_voxel_cuda CASE POINTS.f32 N C B [ARGS...]
  *     dense MODE DTYPE VX VY VZ XMIN YMIN ZMIN XMAX YMAX ZMAX
  *     hard P M VX VY VZ XMIN YMIN ZMIN XMAX YMAX ZMAX
+ *     downsample VX VY VZ            (PCL VoxelGrid grid: no range)
  *
  * POINTS.f32 holds N*C little-endian float32 (the B clouds one after another);
  * POINTS.f32.off, when present, their offsets (B+1 int64), else the clouds
@@ -69,8 +70,10 @@ static int cmp_float(const void *a, const void *b) {
 static float pct(const float *sorted, int n, double q) { return sorted[(int)(q * (n - 1) + 0.5)]; }
 
 /* One voxelize call on rotation set r. */
+typedef enum kind { DENSE, HARD, DOWNSAMPLE } kind;
+
 typedef struct job {
-  int hard;
+  kind kind;
   int32_t mode, P, M;
   robocache_dtype dtype;
   float size[3], range[6];
@@ -85,7 +88,15 @@ static robocache_status call(robocache_ctx *ctx, const job *j, int r,
   tens pts, off;
   make(&pts, j->pts[r], ROBOCACHE_DTYPE_F32, 2, ps);
   make(&off, j->offsets, ROBOCACHE_DTYPE_I64, 1, os);
-  if (!j->hard) {
+  if (j->kind == DOWNSAMPLE) {
+    const int64_t s[2] = {j->N, j->C}, bs[1] = {j->B + 1};
+    tens out, out_off;
+    make(&out, j->out[r], ROBOCACHE_DTYPE_F32, 2, s);
+    make(&out_off, j->coords[r], ROBOCACHE_DTYPE_I64, 1, bs);
+    return robocache_voxel_downsample(ctx, &pts.t, &off.t, j->size, NULL, &out.t, &out_off.t,
+                                      stats);
+  }
+  if (j->kind == DENSE) {
     const int64_t F = j->mode <= ROBOCACHE_VOXEL_OCCUPANCY ? 1 : (j->C == 3 ? 3 : j->C - 3);
     const int64_t s[5] = {j->B, F, j->grid[2], j->grid[1], j->grid[0]};
     tens out;
@@ -189,34 +200,42 @@ int main(int argc, char **argv) {
   }
   job j;
   memset(&j, 0, sizeof j);
-  j.hard = strcmp(argv[1], "hard") == 0;
+  j.kind = strcmp(argv[1], "hard") == 0         ? HARD
+           : strcmp(argv[1], "downsample") == 0 ? DOWNSAMPLE
+                                                : DENSE;
   j.N = atoll(argv[3]);
   j.C = atoll(argv[4]);
   j.B = atoll(argv[5]);
-  if (argc != 6 + 2 + 9) {
-    fprintf(stderr, "expected %d arguments\n", 6 + 2 + 9 - 1);
+  const int args = j.kind == DOWNSAMPLE ? 3 : 2 + 9;
+  if (argc != 6 + args) {
+    fprintf(stderr, "expected %d arguments\n", 6 + args - 1);
     return 2;
   }
-  if (j.hard) {
+  if (j.kind == HARD) {
     j.P = atoi(argv[6]);
     j.M = atoi(argv[7]);
-  } else {
+  } else if (j.kind == DENSE) {
     j.mode = atoi(argv[6]);
     j.dtype = (robocache_dtype)atoi(argv[7]);
   }
-  for (int a = 0; a < 3; a++) j.size[a] = (float)atof(argv[8 + a]);
-  for (int a = 0; a < 6; a++) j.range[a] = (float)atof(argv[11 + a]);
+  const int a0 = j.kind == DOWNSAMPLE ? 6 : 8;
+  for (int a = 0; a < 3; a++) j.size[a] = (float)atof(argv[a0 + a]);
+  for (int a = 0; a < 6 && j.kind != DOWNSAMPLE; a++) j.range[a] = (float)atof(argv[a0 + 3 + a]);
   robocache_ctx *ctx = NULL;
   if (robocache_ctx_create(&ctx) != ROBOCACHE_OK ||
-      robocache_voxel_grid_size(ctx, j.size, j.range, j.grid) != ROBOCACHE_OK) {
+      (j.kind != DOWNSAMPLE &&
+       robocache_voxel_grid_size(ctx, j.size, j.range, j.grid) != ROBOCACHE_OK)) {
     fprintf(stderr, "bad grid\n");
     return 2;
   }
 
   size_t pbytes = (size_t)(j.N * j.C) * sizeof(float), obytes, cbytes = 0;
-  if (j.hard) {
+  if (j.kind == HARD) {
     obytes = (size_t)(j.B * j.M * j.P * j.C) * sizeof(float);
     cbytes = (size_t)(j.B * j.M) * 4 * sizeof(int32_t);
+  } else if (j.kind == DOWNSAMPLE) { /* out [N,C], out_offsets (in coords) [B+1] */
+    obytes = pbytes;
+    cbytes = (size_t)(j.B + 1) * sizeof(int64_t);
   } else {
     int64_t F = j.mode <= ROBOCACHE_VOXEL_OCCUPANCY ? 1 : (j.C == 3 ? 3 : j.C - 3);
     obytes = (size_t)(j.B * F * j.grid[0] * j.grid[1] * j.grid[2]) * robocache_dtype_size(j.dtype);
@@ -252,8 +271,8 @@ int main(int argc, char **argv) {
     j.pts[r] = dev_alloc(pbytes);
     CHECK(cudaMemcpy(j.pts[r], host, pbytes, cudaMemcpyHostToDevice));
     j.out[r] = dev_alloc(obytes);
-    if (j.hard) {
-      j.coords[r] = dev_alloc(cbytes);
+    if (j.kind != DENSE) j.coords[r] = dev_alloc(cbytes);
+    if (j.kind == HARD) {
       j.npts[r] = dev_alloc((size_t)(j.B * j.M) * sizeof(int32_t));
       j.nvox[r] = dev_alloc((size_t)j.B * sizeof(int32_t));
     }
@@ -294,7 +313,7 @@ int main(int argc, char **argv) {
   float btimes[BURSTS], htimes[BURSTS];
   time_b2b(st, R, issue_robocache, &rc, btimes, htimes);
 
-  if (!j.hard) { /* the output grid written once, by one call */
+  if (j.kind == DENSE) { /* the output grid written once, by one call */
     const memset_calls mc = {j.out, obytes, st};
     float mg[REPLAYS], mb[BURSTS], mh[BURSTS];
     time_graph(st, R, issue_memset, &mc, mg);
@@ -321,7 +340,8 @@ int main(int argc, char **argv) {
          (long long)stats.voxels_dropped_max_voxels, (long long)stats.points_dropped_max_points);
   for (int r = 0; r < R; r++) {
     cudaFree(j.pts[r]), cudaFree(j.out[r]);
-    if (j.hard) cudaFree(j.coords[r]), cudaFree(j.npts[r]), cudaFree(j.nvox[r]);
+    if (j.kind != DENSE) cudaFree(j.coords[r]);
+    if (j.kind == HARD) cudaFree(j.npts[r]), cudaFree(j.nvox[r]);
   }
   cudaStreamDestroy(st);
   cudaFree(j.offsets);

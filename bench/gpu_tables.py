@@ -49,7 +49,8 @@ def align_tables(path):
 
 
 VOXEL_CLOUDS = {"uniform 500K": "500K uniform", "KITTI scan": "KITTI scan (122,626)",
-                "1 voxel 500K": "500K in one voxel", "8 KITTI scans": "8 KITTI scans (980,980)"}
+                "1 voxel 500K": "500K in one voxel", "8 KITTI scans": "8 KITTI scans (980,980)",
+                "cuPCL sample": "cuPCL sample (119,978)", "4 KITTI scans": "4 KITTI scans (490,490)"}
 VOXEL_MODES = {"count": "dense count i32, 128³", "occupancy": "dense occupancy u8, 128³",
                "sum": "dense sum, 128³", "mean": "dense mean, 128³", "max": "dense max, 128³"}
 
@@ -64,9 +65,12 @@ def voxel_tables(path):
         if c["op"] == "dense":
             name = f"{c['mode']}, {c['cloud']} → 128³"
             label = VOXEL_MODES[c["mode"]]
-        else:
+        elif c["op"] == "hard":
             name = f"hard, SECOND-KITTI preset, {c['cloud']}"
             label = "hard, second-kitti (P 5, M 40000)"
+        else:
+            name = f"downsample {c['leaf']:g} m, {c['cloud']}"
+            label = f"downsample {c['leaf']:g} m, x y z"
         readme.append(f"| {name} | {times} ({rate:.1f} G points/s) | {c['torch']['median_us']:.1f} |")
         docs.append(f"| {label} | {VOXEL_CLOUDS[c['cloud']]} | {times} ({rate:.1f}) | "
                     f"{c['torch']['median_us']:.1f} | {c['speedup']:.1f} / "

@@ -2,6 +2,7 @@
 measured with Nsight Compute, for the cases of bench/bench_gpu_voxel.py.
 
     python3 bench/profile_gpu_voxel.py --bin BUILD/bench/bench_voxel_cuda --out OUT_DIR
+                                       [--cases REGEX]
 
 For each case the harness (bench/bench_voxel_cuda.c) runs once alone (its
 eager and graph medians), then under `ncu --metrics gpu__time_duration.sum`
@@ -14,6 +15,7 @@ kernels and are not in it); writes the ncu CSV logs to OUT_DIR.
 
 import argparse
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -39,17 +41,23 @@ def cases(uniform, scans):
             yield f"dense-{mode}-{cloud}", pts, [0, len(pts)], ["dense", code, dtype] + cube
     yield "hard-KITTI", scans[0], [0, len(scans[0])], hard
     yield "hard-8xKITTI", np.concatenate(batch), off8, hard
+    xyz = scans[0][:, :3].copy()
+    for leaf in (0.1, 1.0):
+        yield f"downsample-{leaf:g}-KITTI", xyz, [0, len(xyz)], ["downsample", leaf, leaf, leaf]
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--cases", default="", help="only the cases whose name matches (re.search)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     uniform, scans = clouds()
     with tempfile.TemporaryDirectory() as tmp:
         for name, pts, off, args in cases(uniform, scans):
+            if not re.search(a.cases, name):
+                continue
             alone = run_harness(a.bin, tmp, "p", pts, off, args)
             log = os.path.join(a.out, f"ncu_{name}.csv")
             cmd = ["ncu", "--csv", "--log-file", log, "--metrics", "gpu__time_duration.sum",

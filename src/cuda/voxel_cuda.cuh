@@ -1,26 +1,10 @@
 /* Shared part of the CUDA voxelize backends (dense, hard, downsample): the
  * call's setup and end (device, stream, checked mode, counters read back
- * once), the point source, and the sort / segment pipeline of the downsample.
- * See docs/voxelize.md, "CUDA". Dense SUM / MEAN and hard voxelization group
- * their points without a sort (voxel_groups_cuda.cuh).
- *
- * Pipeline (downsample; all on the context's stream, scratch from the
- * context's workspace, no host allocation):
- *   1. prep: counters zeroed, offsets checked; (PCL grid) per-cloud minimum /
- *      maximum of the finite points and the per-cloud keyer, exactly as
- *      rc_voxel_cloud_keyer computes it;
- *   2. keys: each point's cloud, class and voxel key (rc_voxel_locate, the
- *      code every backend runs); dropped points get the sentinel key, which
- *      sorts last;
- *   3. a stable radix sort of (key, point index) (cub::DeviceRadixSort), so
- *      the points of each voxel are contiguous and in input order;
- *   4. segments: a sorted position starts a segment when its key or cloud
- *      differs from the previous one (the clouds of equal keys follow each
- *      other, the sort being stable); their starts are compacted
- *      (cub::DeviceSelect::Flagged);
- *   5. voxel numbers in order of first appearance: the first point of each
- *      segment is flagged in input order and an exclusive scan
- *      (cub::DeviceScan) numbers them.
+ * once), the point source, scratch carving and the input-order sums. See
+ * docs/voxelize.md, "CUDA". Dense SUM / MEAN, hard voxelization and
+ * downsampling group their points without a sort (voxel_groups_cuda.cuh,
+ * voxel_table_cuda.cuh), all on the context's stream with scratch from the
+ * context's workspace, no host allocation.
  * Offsets are read from the caller's tensor wherever needed, clamped to
  * 0..N (rc_voxel_off), so bad offsets never cause an out-of-bounds access;
  * checked mode also tests them (rc_voxel_check_offsets). */
@@ -45,8 +29,7 @@ struct rc_voxel_counters {
   unsigned long long dropped_max_points;   /* hard */
   unsigned long long dropped_voxels;       /* hard: voxels past max_voxels */
   unsigned long long dropped_voxel_points; /* hard: their points */
-  unsigned long long nonempty;             /* distinct voxels (dense, hard) */
-  int num_segments;                        /* pipeline: written by DeviceSelect */
+  unsigned long long nonempty;             /* distinct voxels */
   unsigned int bad_offsets;                /* offsets failed a check */
   unsigned int pcl_too_big;                /* ~(first cloud whose PCL grid > 2^62), or 0 */
   /* groups (voxel_groups_cuda.cuh), in unchecked mode too */
@@ -189,23 +172,6 @@ static inline unsigned int rc_voxel_pass_blocks(int64_t n) {
  * (voxel_zero_cuda.cu). */
 cudaError_t rc_voxel_zero(void *a, size_t na, void *b, size_t nb, cudaStream_t stream, bool pdl);
 
-/* Scratch of the downsample pipeline, carved from the workspace. */
-struct rc_voxel_pipeline {
-  int *cloud;             /* [N] cloud of each point */
-  void *keys, *keys_out;  /* [N] uint32 or uint64 (key_bytes) */
-  int *idx, *idx_out;     /* [N] point indices; idx_out sorted by key */
-  unsigned char *flags;   /* [N] segment heads */
-  int *seg_start;         /* [N] start of each segment (sorted positions) */
-  int *first, *rank;      /* [N+1] first-point flags and their exclusive scan */
-  rc_voxel_keyer *keyers; /* [B] (PCL) */
-  unsigned int *extent;   /* [B*6] (PCL) ordered-int min x,y,z, max x,y,z */
-  void *temp;             /* CUB temporary storage */
-  size_t temp_bytes;
-  int key_bytes; /* 4 or 8 */
-  int key_bits;  /* bits the sort looks at */
-  uint64_t sentinel;
-};
-
 /* One call. */
 struct rc_voxel_call {
   rc_cuda_device_guard guard;
@@ -215,7 +181,7 @@ struct rc_voxel_call {
   bool pdl;    /* the device runs programmatic dependent launches (rc_cuda_pdl) */
   rc_voxel_src src;
   rc_voxel_counters *counters; /* device; read back in checked mode */
-  rc_voxel_pipeline pl;        /* rc_voxel_cuda_begin only */
+  rc_voxel_counters read;      /* what was read back (checked mode) */
 };
 
 /* Sets the call up: stream, checked mode, pdl, point source, device made current.
@@ -223,40 +189,20 @@ struct rc_voxel_call {
 robocache_status rc_voxel_cuda_enter(robocache_ctx *ctx, const rc_voxel_problem *p,
                                      rc_voxel_call *c);
 
-/* rc_voxel_cuda_enter, then the whole pipeline (steps 1-5) on scratch from
- * the workspace. On error the device is restored. */
-robocache_status rc_voxel_cuda_begin(robocache_ctx *ctx, const rc_voxel_problem *p,
-                                     rc_voxel_call *c);
-
 /* Ends a call whose launches returned `status`: in checked mode copies the
- * counters back (one stream synchronisation), fills p->stats
- * (voxels_nonempty from counters->nonempty when nonempty_counter, else the
- * pipeline's segments) and reports bad offsets / a too fine PCL grid as
- * INVALID_ARGUMENT; unchecked, marks the workspace as in use on the stream
- * (rc_cuda_workspace_async) when the call took c->counters from it (every
- * call that uses the workspace does) and sets the stats to points_in = N and -1
- * (unknown) for the other counters. Restores the device. */
+ * counters back into c->read (one stream synchronisation), fills p->stats
+ * and reports bad offsets as INVALID_ARGUMENT; unchecked, marks the workspace as in use on the
+ * stream (rc_cuda_workspace_async) when the call took c->counters from it (every call that uses the
+ * workspace does) and sets the stats to points_in = N and -1 (unknown) for the other counters.
+ * Restores the device. */
 robocache_status rc_voxel_cuda_end(robocache_ctx *ctx, const rc_voxel_problem *p, rc_voxel_call *c,
-                                   robocache_status status, int nonempty_counter);
+                                   robocache_status status);
 
 /* Dense COUNT, OCCUPANCY and MAX into p->out (voxel_atomic_cuda.cu): two or
  * three kernels on c->stream; in checked mode also zeroes and fills
  * c->counters (taken from the workspace). CUDA_ERROR when a launch fails. */
 robocache_status rc_voxel_dense_atomic_cuda(robocache_ctx *ctx, const rc_voxel_problem *p,
                                             rc_voxel_call *c);
-
-/* Segment s of the sorted points: positions [*begin, *end) of idx_out. */
-__device__ __forceinline__ void rc_voxel_segment(const rc_voxel_pipeline &pl, int s, int nseg,
-                                                 int n_valid, int *begin, int *end) {
-  *begin = pl.seg_start[s];
-  *end = s + 1 < nseg ? pl.seg_start[s + 1] : n_valid;
-}
-
-/* Points in range (sorted positions before the sentinel keys). */
-__device__ __forceinline__ int rc_voxel_n_valid(const rc_voxel_src &s,
-                                                const rc_voxel_counters *counters) {
-  return s.N - (int)(counters->nonfinite + counters->range);
-}
 
 /* Floats of each half of rc_voxel_chain_sums' shared buffer. */
 #define RC_CHAIN_STAGE 2048

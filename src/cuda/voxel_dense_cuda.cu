@@ -149,12 +149,8 @@ __global__ void sum_kernel(rc_groups g, rc_voxel_src s, sum_args a) {
   for (unsigned int k = blockIdx.x * blockDim.x + threadIdx.x; k < n_small; k += stride) {
     const rc_group_seg e = g.seg[k];
     rc_group_small(g, e, [&](const auto &idx) {
-      constexpr int W = sizeof(idx) / sizeof(int);
       for (int64_t f = 0; f < a.F; f++) {
-        double acc = 0.0;
-#pragma unroll
-        for (int j = 0; j < W; j++)
-          if (j < (int)e.n) acc += (double)rc_vpt(s, idx[j], a.col0 + f);
+        const double acc = rc_group_small_sum(s, idx, e.n, a.col0 + f);
         a.out[e.bucket + f * a.G] = rc_voxel_f32(a.mean ? acc / (double)e.n : acc);
       }
     });
@@ -249,5 +245,5 @@ robocache_status rc_voxelize_dense_cuda(robocache_ctx *ctx, const rc_voxel_probl
   s = p->mode == ROBOCACHE_VOXEL_SUM || p->mode == ROBOCACHE_VOXEL_MEAN
           ? dense_sum(ctx, p, &c)
           : rc_voxel_dense_atomic_cuda(ctx, p, &c);
-  return rc_voxel_cuda_end(ctx, p, &c, s, 1);
+  return rc_voxel_cuda_end(ctx, p, &c, s);
 }

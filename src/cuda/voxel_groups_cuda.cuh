@@ -18,16 +18,19 @@
  *      segment into `sorted`;
  *   5. (the op's kernel) each segment in input order: a small one by one
  *      thread, sorted in registers (rc_group_small); a big one by one block,
- *      sorted in shared memory or read from `sorted` (rc_group_block_sorted).
+ *      sorted in shared memory (a bitonic network; downsampling: a block
+ *      radix sort beyond RC_GROUP_BITONIC points) or read from `sorted`
+ *      (rc_group_block_sorted, rc_group_block_radix_sorted).
  * Which points a bucket holds does not depend on the scheduling, and every
  * segment is sorted by point index before use: results are deterministic.
- * Every step costs O(points + buckets) (a bitonic sort of at most
+ * Every step costs O(points + buckets) (a block sort of at most
  * RC_GROUP_BLOCK indices per big bucket; the cub sort beyond). */
 #ifndef ROBOCACHE_CUDA_VOXEL_GROUPS_CUDA_CUH
 #define ROBOCACHE_CUDA_VOXEL_GROUPS_CUDA_CUH
 
 #include "cuda/voxel_cuda.cuh"
 
+#include <cub/block/block_radix_sort.cuh>
 #include <cub/block/block_scan.cuh>
 
 #include <limits.h>
@@ -182,9 +185,22 @@ __device__ __forceinline__ void rc_group_small(const rc_groups &g, const rc_grou
   }
 }
 
+/* The f64 sum from 0.0 of column c of the points idx[0 .. n) in that order
+ * (the CPU backend's chain), for the indices of rc_group_small. */
+template <int W>
+__device__ __forceinline__ double rc_group_small_sum(const rc_voxel_src &s, const int (&idx)[W],
+                                                     unsigned int n, int64_t c) {
+  double acc = 0.0;
+#pragma unroll
+  for (int j = 0; j < W; j++)
+    if (j < (int)n) acc += (double)rc_vpt(s, idx[j], c);
+  return acc;
+}
+
 /* The point indices of the big segment e in input order: in sidx (shared,
- * RC_GROUP_BLOCK ints; a bitonic sort) when e.n <= RC_GROUP_BLOCK, else in
- * g.sorted. Every thread of the block calls it with the same e; a barrier
+ * RC_GROUP_BLOCK ints; a bitonic sort, log2(m) (log2(m) + 1) / 2 barriers
+ * for m = e.n rounded up to a power of two) when e.n <= RC_GROUP_BLOCK, else
+ * in g.sorted. Every thread of the block calls it with the same e; a barrier
  * must separate the block's last reads of sidx from the next call. */
 __device__ __forceinline__ const int *rc_group_block_sorted(const rc_groups &g,
                                                             const rc_group_seg &e, int *sidx) {
@@ -210,6 +226,44 @@ __device__ __forceinline__ const int *rc_group_block_sorted(const rc_groups &g,
     }
   }
   return sidx;
+}
+
+/* Shared memory of rc_group_block_radix_sorted: the sorted indices, or the
+ * block radix sort's scratch while it runs. */
+typedef cub::BlockRadixSort<int, RC_VOXEL_THREADS, RC_GROUP_BLOCK / RC_VOXEL_THREADS>
+    rc_group_radix;
+union rc_group_sort_smem {
+  int idx[RC_GROUP_BLOCK];
+  rc_group_radix::TempStorage radix;
+};
+
+/* Segments of more points than this go to the block radix sort. */
+#define RC_GROUP_BITONIC 512
+
+/* rc_group_block_sorted with a block radix sort (the bits of the point
+ * indices: 5 passes for up to 2^20 points) of segments of more than
+ * RC_GROUP_BITONIC points, whose bitonic network would take 55-78 barriers:
+ * faster there, at the price of registers (RC_GROUP_BLOCK / RC_VOXEL_THREADS
+ * keys per thread), so for kernels with big segments only. */
+__device__ __forceinline__ const int *
+rc_group_block_radix_sorted(const rc_groups &g, const rc_group_seg &e, rc_group_sort_smem &sm) {
+  if (e.n <= RC_GROUP_BITONIC || e.n > RC_GROUP_BLOCK) return rc_group_block_sorted(g, e, sm.idx);
+  constexpr int ITEMS = RC_GROUP_BLOCK / RC_VOXEL_THREADS;
+  int bits = 1; /* indices < N < 2^bits; the padding, 2^bits - 1, above them */
+  while (bits < 31 && (1 << bits) <= g.N) bits++;
+  const int pad = (int)((1u << bits) - 1u);
+  int key[ITEMS];
+#pragma unroll
+  for (int u = 0; u < ITEMS; u++) {
+    const unsigned int k = threadIdx.x * ITEMS + u;
+    key[u] = k < e.n ? g.list[e.start + k] : pad;
+  }
+  rc_group_radix(sm.radix).Sort(key, 0, bits);
+  __syncthreads(); /* the scratch becomes idx */
+#pragma unroll
+  for (int u = 0; u < ITEMS; u++) sm.idx[threadIdx.x * ITEMS + u] = key[u];
+  __syncthreads();
+  return sm.idx;
 }
 
 #endif

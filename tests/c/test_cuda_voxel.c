@@ -7,7 +7,7 @@
  * max_points_per_voxel, voxels of every size class of the GPU's grouping
  * (one thread, one block, cub-sorted; all points in one voxel; more giant
  * voxels than one cub call sorts), too small downsample capacity, bad
- * offsets; dense and hard also unchecked (robocache_ctx_set_sync_checks 0).
+ * offsets; every op also unchecked (robocache_ctx_set_sync_checks 0).
  *
  * Bound: none. Every output, status and stats counter must be bitwise equal
  * to the CPU backend's: integers by construction, sums / means because the
@@ -135,16 +135,16 @@ static rcv_result gpu_hard(rct_tensor *points, rct_tensor *offsets, rcv_grid g, 
 /* out starts as zeros (as rcv_downsample's): rows past the voxels are not
  * written by either backend. */
 static rcv_result gpu_downsample(rct_tensor *points, rct_tensor *offsets, rcv_grid g,
-                                 int64_t capacity) {
+                                 int64_t capacity, int checked) {
   rcv_result r = {0};
-  robocache_ctx *ctx = new_ctx(1);
+  robocache_ctx *ctx = new_ctx(checked);
   r.out = rct_make2(ROBOCACHE_DTYPE_F32, capacity, points->shape[1]);
   r.out_offsets = rct_make1(ROBOCACHE_DTYPE_I64, rcv_clouds(offsets) + 1);
   dev *p = to_dev(points), *o = to_dev(offsets), *out = to_dev(r.out), *oo = to_dev(r.out_offsets);
   CU(cudaMemset(oo->t.data, 0x7F, r.out_offsets->nbytes));
   robocache_status s = robocache_voxel_downsample(ctx, dv(p), dv(o), g.voxel_size, g.range, dv(out),
                                                   dv(oo), &r.stats);
-  rcv_finish(&r, ctx, s);
+  gpu_finish(&r, ctx, s);
   back_and_free(p), back_and_free(o), back_and_free(out), back_and_free(oo);
   return r;
 }
@@ -178,8 +178,8 @@ static void assert_runs_agree(rcv_result *c, rcv_result *a, rcv_result *b, rcv_r
   rcv_free(a), rcv_free(b), rcv_free(c), rcv_free(&u);
 }
 
-/* GPU == CPU and GPU == GPU again, for every op and dense mode / dtype;
- * dense and hard also unchecked. */
+/* GPU == CPU and GPU == GPU again, for every op and dense mode / dtype,
+ * also unchecked. */
 static void check_all(rct_tensor *pts, rct_tensor *off, rcv_grid g, int32_t P, int32_t M,
                       const char *what) {
   char label[256];
@@ -207,13 +207,11 @@ static void check_all(rct_tensor *pts, rct_tensor *off, rcv_grid g, int32_t P, i
     assert_runs_agree(&c, &a, &b, gpu_hard(pts, off, g, P, M, 0), label);
   }
   snprintf(label, sizeof label, "%s: downsample", what);
-  rcv_result c = rcv_downsample(pts, off, g, pts->shape[0], CPU);
-  rcv_result a = gpu_downsample(pts, off, g, pts->shape[0]);
-  rcv_result b = gpu_downsample(pts, off, g, pts->shape[0]);
-  assert_int_equal(c.status, ROBOCACHE_OK);
-  rcv_assert_same(&c, &a, label);
-  rcv_assert_same(&a, &b, label);
-  rcv_free(&a), rcv_free(&b), rcv_free(&c);
+  const int64_t n = pts->shape[0];
+  rcv_result c = rcv_downsample(pts, off, g, n, CPU);
+  rcv_result a = gpu_downsample(pts, off, g, n, 1);
+  rcv_result b = gpu_downsample(pts, off, g, n, 1);
+  assert_runs_agree(&c, &a, &b, gpu_downsample(pts, off, g, n, 0), label);
 }
 
 /* ---- inputs -------------------------------------------------------------------- */
@@ -439,27 +437,27 @@ static rct_tensor *sized_voxels(rct_rng *r, const int64_t *sizes, int nvox, int6
 }
 
 /* Voxels of every size class of the GPU's grouping around its limits (16
- * points: one thread; 4096: one block; more: cub-sorted; downsampling: 32
- * points one thread, more one block, 32 columns at a time), all points in
- * one voxel, both as a batch (the same voxels in several clouds), and
- * points of 37 columns. */
+ * points: one thread; 4096: one block; more: cub-sorted; downsampling: more
+ * than 512 points sorted by a block radix sort, 32 columns at a time), all
+ * points in one voxel, both as a batch (the same voxels in several clouds),
+ * and points of 37 columns. */
 static void test_big_voxels(void **state) {
   (void)state;
   rct_rng r = rct_rng_seed(4097);
   const rcv_grid g = {{0.5f, 0.5f, 0.5f}, BOX};
-  const int64_t sizes[16] = {1,   2,   5,    16,   17,   33,   100,  255,
-                             256, 257, 1000, 4095, 4096, 4097, 6000, 3};
-  rct_tensor *mixed = sized_voxels(&r, sizes, 16, 4);
+  const int64_t sizes[18] = {1,   2,    5,    16,   17,   33,   100, 255, 256,
+                             257, 1000, 4095, 4096, 4097, 6000, 3,   512, 513};
+  rct_tensor *mixed = sized_voxels(&r, sizes, 18, 4);
   check_all(mixed, NULL, g, 5, 30, "voxels of every size");
   check_all(mixed, NULL, g, 300, 8, "voxels of every size, P 300, M 8");
   const int64_t one[1] = {20000};
   rct_tensor *single = sized_voxels(&r, one, 1, 5);
   check_all(single, NULL, g, 7, 10, "all points in one voxel");
-  rct_tensor *m5 = sized_voxels(&r, sizes, 16, 5), *none = rct_make2(ROBOCACHE_DTYPE_F32, 0, 5);
+  rct_tensor *m5 = sized_voxels(&r, sizes, 18, 5), *none = rct_make2(ROBOCACHE_DTYPE_F32, 0, 5);
   rct_tensor *parts[5] = {m5, none, single, m5, single}, *offsets = NULL;
   rct_tensor *all = concat(parts, 5, &offsets);
   check_all(all, offsets, g, 5, 12, "batch of big voxels");
-  rct_tensor *wide = sized_voxels(&r, sizes, 16, 37);
+  rct_tensor *wide = sized_voxels(&r, sizes, 18, 37);
   check_all(wide, NULL, g, 5, 30, "voxels of every size, 37 columns");
   rct_free(offsets), rct_free(all), rct_free(m5), rct_free(none), rct_free(mixed);
   rct_free(single), rct_free(wide);
@@ -613,8 +611,8 @@ static void test_atomic_modes_unaligned_and_batched(void **state) {
   rct_free(offsets), rct_free(all), rct_free(s0), rct_free(s1);
 }
 
-/* Empty input, too small downsample capacity, bad offsets: same status,
- * message and stats as the CPU backend. */
+/* Empty input, too small downsample capacity, a too fine PCL grid, bad
+ * offsets: same status, message and stats as the CPU backend. */
 static void test_edge_cases_and_errors(void **state) {
   (void)state;
   rct_rng r = rct_rng_seed(7);
@@ -627,17 +625,29 @@ static void test_edge_cases_and_errors(void **state) {
 
   rct_tensor *pts = random_cloud(&r, 5000, 4);
   rcv_result c = rcv_downsample(pts, NULL, g, 10, CPU);
-  rcv_result a = gpu_downsample(pts, NULL, g, 10);
+  rcv_result a = gpu_downsample(pts, NULL, g, 10, 1);
   assert_int_equal(c.status, ROBOCACHE_CAPACITY_EXCEEDED);
   rcv_assert_same(&c, &a, "capacity exceeded");
   assert_string_equal(c.message, a.message);
   rcv_free(&a), rcv_free(&c);
 
+  /* a PCL grid of more than 2^62 voxels in cloud 1 (cloud 0, one point, fits) */
+  const int64_t two[3] = {0, 1, 5000};
+  rct_tensor *off2 = rcv_offsets(two, 2);
+  const rcv_grid tiny = {{1e-12f, 1e-12f, 1e-12f}, NULL};
+  c = rcv_downsample(pts, off2, tiny, 5000, CPU);
+  a = gpu_downsample(pts, off2, tiny, 5000, 1);
+  assert_int_equal(c.status, ROBOCACHE_INVALID_ARGUMENT);
+  assert_non_null(strstr(c.message, "2^62"));
+  assert_int_equal(a.status, ROBOCACHE_INVALID_ARGUMENT);
+  assert_string_equal(c.message, a.message);
+  rcv_free(&a), rcv_free(&c), rct_free(off2);
+
   static const int64_t bad[3][4] = {{1, 10, 20, 5000}, {0, 30, 20, 5000}, {0, 10, 20, 4999}};
   for (int k = 0; k < 3; k++) {
     rct_tensor *off = rcv_offsets(bad[k], 3);
     rcv_result h = gpu_hard(pts, off, g, 3, 10, 1);
-    rcv_result d = gpu_downsample(pts, off, g, 5000);
+    rcv_result d = gpu_downsample(pts, off, g, 5000, 1);
     rcv_result e = gpu_dense(pts, off, g, ROBOCACHE_VOXEL_COUNT, ROBOCACHE_DTYPE_I32, 1);
     rcv_result want = rcv_hard(pts, off, g, 3, 10, CPU);
     assert_int_equal(want.status, ROBOCACHE_INVALID_ARGUMENT);
