@@ -44,6 +44,34 @@ RC_HD float rc_floorf(float x) {
   return t > x ? t - 1.0f : t;
 }
 
+/* Most voxels of a PCL grid (indices are int64 after the shift). */
+#define RC_VOXEL_MAX_KEYS 4611686018427387904.0 /* 2^62 */
+
+/* Completes the PCL keyer *k of a cloud whose finite points span lo[a] ..
+ * hi[a] on axis a (lo[a] > hi[a]: no finite point, any grid will do): the
+ * grid from floor(lo * inv_leaf) to floor(hi * inv_leaf). Returns -1, or the
+ * first axis at which the grid passes RC_VOXEL_MAX_KEYS voxels (*k then
+ * only partly set). */
+RC_HD int rc_voxel_pcl_keyer(rc_voxel_keyer *k, const float lo[3], const float hi[3]) {
+  double total = 1.0;
+  for (int a = 0; a < 3; a++) {
+    if (lo[a] > hi[a]) {
+      k->lo[a] = 0.0f;
+      k->grid[a] = 1;
+      continue;
+    }
+    const float minb = rc_floorf(lo[a] * k->inv_leaf[a]), maxb = rc_floorf(hi[a] * k->inv_leaf[a]);
+    const double extent = (double)(maxb - minb) + 1.0;
+    total *= extent;
+    if (fabs((double)minb) >= RC_VOXEL_MAX_KEYS || fabs((double)maxb) >= RC_VOXEL_MAX_KEYS ||
+        total > RC_VOXEL_MAX_KEYS)
+      return a;
+    k->lo[a] = minb;
+    k->grid[a] = (int64_t)extent;
+  }
+  return -1;
+}
+
 /* Classifies point (x, y, z) and, when RC_VOXEL_IN, writes its voxel
  * coordinates (ix, iy, iz) and linear key (iz * Y + iy) * X + ix. */
 RC_HD int rc_voxel_locate(const rc_voxel_keyer *k, float x, float y, float z, int64_t ijk[3],

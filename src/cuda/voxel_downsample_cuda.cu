@@ -42,8 +42,6 @@ __host__ __device__ __forceinline__ float float_of(unsigned int u) {
  * = ordered(max) of axis a (both 0: no finite point). */
 struct extent {
   unsigned int *ext;
-  __host__ __device__ float lo(int64_t b, int a) const { return float_of(~ext[b * 6 + a]); }
-  __host__ __device__ float hi(int64_t b, int a) const { return float_of(ext[b * 6 + 3 + a]); }
 };
 
 /* Block (cloud b, chunk y) strides over the cloud's rows. */
@@ -80,6 +78,16 @@ static unsigned int extent_chunks(int64_t N, int64_t B) {
   return (unsigned int)(y < 1024 ? y : 1024);
 }
 
+/* The finite points of the cloud of ext (its 6 words) span lo[a] .. hi[a]
+ * (lo > hi: none). */
+__host__ __device__ void cloud_span(const unsigned int *ext, float lo[3], float hi[3]) {
+  for (int a = 0; a < 3; a++) {
+    const bool none = ext[3 + a] == 0;
+    lo[a] = none ? INFINITY : float_of(~ext[a]);
+    hi[a] = none ? -INFINITY : float_of(ext[3 + a]);
+  }
+}
+
 /* The per-cloud PCL keyer, as rc_voxel_cloud_keyer (src/ops/voxel_host.c). */
 __global__ void keyer_kernel(rc_voxel_keyer base, extent x, int B, rc_voxel_keyer *keyers,
                              rc_voxel_counters *counters) {
@@ -87,26 +95,10 @@ __global__ void keyer_kernel(rc_voxel_keyer base, extent x, int B, rc_voxel_keye
   const int b = blockIdx.x * blockDim.x + threadIdx.x;
   if (b >= B) return;
   rc_voxel_keyer k = base;
-  double total = 1.0;
-  const double limit = 4611686018427387904.0; /* 2^62 */
-  for (int a = 0; a < 3; a++) {
-    if (x.ext[b * 6 + 3 + a] == 0) { /* no finite point */
-      k.lo[a] = 0.0f;
-      k.grid[a] = 1;
-      continue;
-    }
-    const float minb = rc_floorf(x.lo(b, a) * k.inv_leaf[a]);
-    const float maxb = rc_floorf(x.hi(b, a) * k.inv_leaf[a]);
-    const double extent_a = (double)(maxb - minb) + 1.0;
-    total *= extent_a;
-    if (fabs((double)minb) >= limit || fabs((double)maxb) >= limit || total > limit) {
-      atomicMax(&counters->pcl_too_big, ~(unsigned int)b); /* the first such cloud */
-      k.grid[a] = 1;
-      continue;
-    }
-    k.lo[a] = minb;
-    k.grid[a] = (int64_t)extent_a;
-  }
+  float lo[3], hi[3];
+  cloud_span(x.ext + (size_t)b * 6, lo, hi);
+  if (rc_voxel_pcl_keyer(&k, lo, hi) >= 0) /* keys of k: any will do, the call fails */
+    atomicMax(&counters->pcl_too_big, ~(unsigned int)b); /* the first such cloud */
   keyers[b] = k;
 }
 
@@ -261,23 +253,11 @@ robocache_status pcl_message(robocache_ctx *ctx, const rc_voxel_problem *p, exte
                              unsigned int b) {
   unsigned int ext[6];
   RC_CUDA_TRY(ctx, cudaMemcpy(ext, x.ext + (size_t)b * 6, sizeof ext, cudaMemcpyDeviceToHost));
-  const extent h = {ext};
-  double total = 1.0;
-  int axis = 2;
-  for (int a = 0; a < 3; a++) {
-    const float minb = rc_floorf(h.lo(0, a) * p->keyer.inv_leaf[a]);
-    const float maxb = rc_floorf(h.hi(0, a) * p->keyer.inv_leaf[a]);
-    total *= (double)(maxb - minb) + 1.0;
-    if (fabs((double)minb) >= 4611686018427387904.0 ||
-        fabs((double)maxb) >= 4611686018427387904.0 || total > 4611686018427387904.0) {
-      axis = a;
-      break;
-    }
-  }
-  return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT,
-                  "voxel_downsample: leaf size %g on axis %d is too small for the cloud's "
-                  "extent [%g, %g] (more than 2^62 voxels)",
-                  (double)p->voxel_size[axis], axis, (double)h.lo(0, axis), (double)h.hi(0, axis));
+  float lo[3], hi[3];
+  cloud_span(ext, lo, hi);
+  rc_voxel_keyer k = p->keyer;
+  const int failed = rc_voxel_pcl_keyer(&k, lo, hi), a = failed < 0 ? 2 : failed;
+  return rc_voxel_pcl_too_big(ctx, p, a, lo[a], hi[a]);
 }
 
 } // namespace

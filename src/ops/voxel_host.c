@@ -16,7 +16,6 @@ void rc_voxel_cloud_rows(const rc_voxel_problem *p, int64_t b, int64_t *begin, i
   *end = off[(b + 1) * s];
 }
 
-#define RC_VOXEL_MAX_KEYS 4611686018427387904.0 /* 2^62 */
 #define BLOCK 256
 
 /* Folds the finite points of rows [row, row + m), m <= BLOCK, into lo / hi:
@@ -59,24 +58,14 @@ robocache_status rc_voxel_cloud_keyer(robocache_ctx *ctx, const rc_voxel_problem
     lo0 = l[0], lo1 = l[1], lo2 = l[2], hi0 = h[0], hi1 = h[1], hi2 = h[2];
   }
   const float lo[3] = {lo0, lo1, lo2}, hi[3] = {hi0, hi1, hi2};
-  double total = 1.0;
-  for (int a = 0; a < 3; a++) {
-    if (lo[a] > hi[a]) { /* no finite point: any grid will do */
-      k->lo[a] = 0.0f;
-      k->grid[a] = 1;
-      continue;
-    }
-    float minb = rc_floorf(lo[a] * k->inv_leaf[a]), maxb = rc_floorf(hi[a] * k->inv_leaf[a]);
-    double extent = (double)(maxb - minb) + 1.0;
-    total *= extent;
-    if (fabs((double)minb) >= RC_VOXEL_MAX_KEYS || fabs((double)maxb) >= RC_VOXEL_MAX_KEYS ||
-        total > RC_VOXEL_MAX_KEYS)
-      return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT,
-                      "voxel_downsample: leaf size %g on axis %d is too small for the cloud's "
-                      "extent [%g, %g] (more than 2^62 voxels)",
-                      (double)p->voxel_size[a], a, (double)lo[a], (double)hi[a]);
-    k->lo[a] = minb;
-    k->grid[a] = (int64_t)extent;
-  }
-  return ROBOCACHE_OK;
+  const int a = rc_voxel_pcl_keyer(k, lo, hi);
+  return a < 0 ? ROBOCACHE_OK : rc_voxel_pcl_too_big(ctx, p, a, lo[a], hi[a]);
+}
+
+robocache_status rc_voxel_pcl_too_big(robocache_ctx *ctx, const rc_voxel_problem *p, int axis,
+                                      float lo, float hi) {
+  return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT,
+                  "voxel_downsample: leaf size %g on axis %d is too small for the cloud's "
+                  "extent [%g, %g] (more than 2^62 voxels)",
+                  (double)p->voxel_size[axis], axis, (double)lo, (double)hi);
 }

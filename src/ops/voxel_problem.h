@@ -101,6 +101,10 @@ static inline void rc_voxel_gather_xyz(const rc_voxel_problem *p, int64_t row, i
  * INVALID_ARGUMENT when the PCL grid would need more than 2^62 voxels. */
 robocache_status rc_voxel_cloud_keyer(robocache_ctx *ctx, const rc_voxel_problem *p, int64_t begin,
                                       int64_t end, rc_voxel_keyer *k);
+/* The INVALID_ARGUMENT of a cloud whose finite points span lo .. hi on axis
+ * `axis`, where rc_voxel_pcl_keyer passed 2^62 voxels. */
+robocache_status rc_voxel_pcl_too_big(robocache_ctx *ctx, const rc_voxel_problem *p, int axis,
+                                      float lo, float hi);
 
 /* Classifies point i with keyer k (RC_VOXEL_IN / _RANGE / _NONFINITE), and
  * writes its key when in range. */
