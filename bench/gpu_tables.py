@@ -1,10 +1,11 @@
 """The README's and docs' GPU tables, printed from committed result files, so
 that every number quoted there comes from bench/results/*.json.
 
-    python3 bench/gpu_tables.py [--align FILE] [--voxel FILE]
+    python3 bench/gpu_tables.py [--align FILE] [--voxel FILE] [--python FILE]
 
 Prints (markdown): the README's resample / align table, docs/cuda.md's
-measured table, the README's voxelization table and docs/voxelize.md's.
+measured table, the README's voxelization table and docs/voxelize.md's, and
+the README's table of public Python calls on CUDA tensors.
 """
 
 import argparse
@@ -16,11 +17,16 @@ from bench_common import align_case_name
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
 
+def _header(columns):
+    """A markdown table's header row and separator; columns joined by " | "."""
+    print(f"| {columns} |")
+    print("|" + "---|" * len(columns.split(" | ")))
+
+
 def align_tables(path):
     d = json.load(open(path))
     print(f"<!-- {os.path.basename(path)}: copy bandwidth {d['copy_bandwidth_GBps']:.0f} GB/s -->")
-    print("| op | shape | robocache | torch eager | torch.compile | × compile | % of floor |")
-    print("|---|---|---|---|---|---|---|")
+    _header("op | shape | robocache | torch eager | torch.compile | × compile | % of floor")
     for r in d["results"]:
         short = "f32" if r.get("dtype", r.get("out_dtype")) == "float32" else "bf16"
         if r["op"] == "resample":
@@ -76,8 +82,7 @@ def voxel_tables(path):
                     f"{c['torch']['median_us']:.1f} | {c['speedup']:.1f} / "
                     f"{c['speedup_graph']:.1f} / {c['speedup_b2b']:.1f} |")
     print(f"<!-- {os.path.basename(path)} -->")
-    print("| case | robocache eager | graph | back to back | PyTorch |")
-    print("|---|---|---|---|---|")
+    _header("case | robocache eager | graph | back to back | PyTorch")
     print("\n".join(readme))
     print()
     print("| case | points | eager | graph | back to back (G points/s) | PyTorch "
@@ -86,13 +91,27 @@ def voxel_tables(path):
     print("\n".join(docs))
 
 
+def python_table(path):
+    d = json.load(open(path))
+    print(f"<!-- {os.path.basename(path)} -->")
+    _header("call | input | public call | `_C` call | Python layer")
+    for c in d["cases"]:
+        p, q = c["public"], c["c_call"]
+        print(f"| {c['case']} | {c['input']} | {p['median_us']:.1f} ({p['p10_us']:.0f}-"
+              f"{p['p90_us']:.0f}) | {q['median_us']:.1f} | {c['overhead_us']:.1f} |")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--align", default=os.path.join(RESULTS, "gpu_align_NVIDIA_H200.json"))
     ap.add_argument("--voxel", default=os.path.join(RESULTS, "gpu_voxel_nvidia-h200.json"))
+    ap.add_argument("--python", default=os.path.join(RESULTS,
+                                                     "gpu_python_nvidia-h100-80gb-hbm3.json"))
     a = ap.parse_args()
     align_tables(a.align)
     voxel_tables(a.voxel)
+    print()
+    python_table(a.python)
 
 
 if __name__ == "__main__":

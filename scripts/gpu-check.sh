@@ -27,7 +27,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-/tmp/robocache-gpu-build}
 ARCH=${CUDA_ARCH:-90}
 PYTHON=${PYTHON:-python3}
-read -r -a BENCHES <<<"${BENCHES:-bench/bench_gpu_align.py bench/bench_gpu_voxel.py}"
+read -r -a BENCHES <<<"${BENCHES:-bench/bench_gpu_align.py bench/bench_gpu_voxel.py bench/bench_gpu_python.py}"
 # voxel: bench_gpu_voxel.py times robocache through the C harness built here
 export BENCH_VOXEL_BIN="$BUILD/bench/bench_voxel_cuda"
 mkdir -p "$OUT"

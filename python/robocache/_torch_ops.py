@@ -27,6 +27,9 @@ Scalar = Union[int, float, bool]
 # travel joined with this separator.
 _SEP = "\x1f"
 _to_dlpack = getattr(torch._C, "_to_dlpack", None)
+# torch.cuda.current_stream(device).cuda_stream without building a Stream
+# object (the getter torch.compile's generated code uses)
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
 
 
 def _cap(t):
@@ -39,6 +42,8 @@ def _cap(t):
 def _stream(t, stream):
     if stream is not None or t.device.type != "cuda":
         return stream
+    if _raw_stream is not None:
+        return _raw_stream(t.device.index)
     return torch.cuda.current_stream(t.device).cuda_stream
 
 

@@ -6,7 +6,9 @@ follows from voxel_size and point_cloud_range, hard voxelization and
 downsampling return their fixed capacity), so torch.compile(fullgraph=True)
 keeps them in the graph. Each op also returns the call's 8 stats counters as
 a CPU int64 tensor, and ends with `check: bool = True` (False: no stream
-synchronisation for CUDA points; the stats then hold only points_in).
+synchronisation for CUDA points; the stats then hold only points_in). A plain
+eager call (see _torch_ops._eager) skips the op and its CPU stats tensor: it
+calls the _run function, which returns the stats as a tuple of ints.
 
 Autograd: the features of mode "sum" and "mean" (DESIGN §5). d out[b,f,v] /
 d feature[i,f] is 1 (sum) or 1 / count[v] (mean) when point i lies in voxel v
@@ -48,13 +50,20 @@ def _dense_empty(points, offsets, voxel_size, point_cloud_range, mode, out_dtype
     return points.new_empty(shape, dtype=out_dtype)
 
 
-def _voxelize_impl(points: Tensor, offsets: Optional[Tensor], voxel_size: List[float],
-                   point_cloud_range: List[float], mode: str, out_dtype: torch.dtype,
-                   stream: Optional[int], check: bool = True) -> tuple[Tensor, Tensor]:
+def _voxelize_run(points, offsets, voxel_size, point_cloud_range, mode, out_dtype, stream,
+                  check):
     out = _dense_empty(points, offsets, voxel_size, point_cloud_range, mode, out_dtype)
     _, stats = _C.voxelize(_cap(points), _cap(offsets), voxel_size, point_cloud_range, mode,
                            _cap(out), _frameworks.dtype_name(out_dtype),
                            _stream(points, stream), check)
+    return out, stats
+
+
+def _voxelize_impl(points: Tensor, offsets: Optional[Tensor], voxel_size: List[float],
+                   point_cloud_range: List[float], mode: str, out_dtype: torch.dtype,
+                   stream: Optional[int], check: bool = True) -> tuple[Tensor, Tensor]:
+    out, stats = _voxelize_run(points, offsets, voxel_size, point_cloud_range, mode, out_dtype,
+                               stream, check)
     return out, _stats(stats)
 
 
@@ -137,9 +146,10 @@ voxelize_op.register_autograd(_voxelize_grad, setup_context=_voxelize_setup)
 
 
 def voxelize(points, offsets, voxel_size, point_cloud_range, mode, out_dtype, stream, check):
-    """robocache.voxelize for torch points -> (out, stats [8] CPU int64)."""
+    """robocache.voxelize for torch points -> (out, stats: 8 ints, or a CPU
+    int64 tensor from the op)."""
     offsets = _tensor("offsets", offsets)
-    op = _voxelize_impl if _eager((points,), (offsets,)) else voxelize_op
+    op = _voxelize_run if _eager((points,), (offsets,)) else voxelize_op
     return op(points, offsets, voxel_size, point_cloud_range, mode,
               getattr(torch, out_dtype), _stream_arg(stream), bool(check))
 
@@ -152,15 +162,22 @@ def _hard_empty(points, offsets, max_points_per_voxel, max_voxels):
     return tuple(points.new_empty(s, dtype=d) for s, d in zip(shapes, dtypes))
 
 
-def _hard_impl(points: Tensor, offsets: Optional[Tensor], voxel_size: List[float],
-               point_cloud_range: List[float], max_points_per_voxel: int, max_voxels: int,
-               stream: Optional[int],
-               check: bool = True) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+def _hard_run(points, offsets, voxel_size, point_cloud_range, max_points_per_voxel, max_voxels,
+              stream, check):
     outs = _hard_empty(points, offsets, max_points_per_voxel, max_voxels)
     *_, stats = _C.voxelize_hard(_cap(points), _cap(offsets), voxel_size, point_cloud_range,
                                  max_points_per_voxel, max_voxels, *map(_cap, outs),
                                  _stream(points, stream), check)
-    return outs + (_stats(stats),)
+    return outs + (stats,)
+
+
+def _hard_impl(points: Tensor, offsets: Optional[Tensor], voxel_size: List[float],
+               point_cloud_range: List[float], max_points_per_voxel: int, max_voxels: int,
+               stream: Optional[int],
+               check: bool = True) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+    *outs, stats = _hard_run(points, offsets, voxel_size, point_cloud_range,
+                             max_points_per_voxel, max_voxels, stream, check)
+    return (*outs, _stats(stats))
 
 
 voxelize_hard_op = torch.library.custom_op("robocache::voxelize_hard", _hard_impl,
@@ -176,29 +193,36 @@ def _(points, offsets, voxel_size, point_cloud_range, max_points_per_voxel, max_
 def voxelize_hard(points, offsets, voxel_size, point_cloud_range, max_points_per_voxel,
                   max_voxels, stream, check):
     """robocache.voxelize_hard for torch points (no gradient, as mmcv's):
-    the padded outputs and the stats tensor."""
+    the padded outputs and the stats (8 ints, or a CPU int64 tensor)."""
     points, offsets = points.detach(), _tensor("offsets", offsets)
-    op = _hard_impl if _eager((points,), (offsets,)) else voxelize_hard_op
+    op = _hard_run if _eager((points,), (offsets,)) else voxelize_hard_op
     return op(points, offsets, voxel_size, point_cloud_range, max_points_per_voxel, max_voxels,
               _stream_arg(stream), bool(check))
 
 
 # ---- downsample -----------------------------------------------------------------
 
-def _downsample_empty(points, offsets):
-    """Rows of out past out_offsets[B] are not written by the library: zeroed,
-    so that the op's outputs are deterministic."""
+def _downsample_empty(points, offsets, zeroed=True):
+    """Rows of out past out_offsets[B] are not written by the library: zeroed
+    for the op, so that its outputs are deterministic (the plain eager call
+    returns only the written rows)."""
     out_shape, offsets_shape = _voxel_shapes.downsample(points.shape, _shape(offsets))
-    return (points.new_zeros(out_shape, dtype=torch.float32),
+    return ((points.new_zeros if zeroed else points.new_empty)(out_shape, dtype=torch.float32),
             points.new_empty(offsets_shape, dtype=torch.int64))
+
+
+def _downsample_run(points, offsets, voxel_size, point_cloud_range, stream, check, zeroed=False):
+    out, out_offsets = _downsample_empty(points, offsets, zeroed)
+    *_, stats = _C.voxel_downsample(_cap(points), _cap(offsets), voxel_size, point_cloud_range,
+                                    _cap(out), _cap(out_offsets), _stream(points, stream), check)
+    return out, out_offsets, stats
 
 
 def _downsample_impl(points: Tensor, offsets: Optional[Tensor], voxel_size: List[float],
                      point_cloud_range: Optional[List[float]], stream: Optional[int],
                      check: bool = True) -> tuple[Tensor, Tensor, Tensor]:
-    out, out_offsets = _downsample_empty(points, offsets)
-    *_, stats = _C.voxel_downsample(_cap(points), _cap(offsets), voxel_size, point_cloud_range,
-                                    _cap(out), _cap(out_offsets), _stream(points, stream), check)
+    out, out_offsets, stats = _downsample_run(points, offsets, voxel_size, point_cloud_range,
+                                              stream, check, zeroed=True)
     return out, out_offsets, _stats(stats)
 
 
@@ -215,5 +239,5 @@ def voxel_downsample(points, offsets, voxel_size, point_cloud_range, stream, che
     """robocache.voxel_downsample for torch points (no gradient): (out [N,C],
     out_offsets [B+1], stats)."""
     points, offsets = points.detach(), _tensor("offsets", offsets)
-    op = _downsample_impl if _eager((points,), (offsets,)) else voxel_downsample_op
+    op = _downsample_run if _eager((points,), (offsets,)) else voxel_downsample_op
     return op(points, offsets, voxel_size, point_cloud_range, _stream_arg(stream), bool(check))

@@ -80,6 +80,7 @@ def _dense_dtype(mode, out_dtype):
 
 
 def _stats(values):
+    values = values.tolist() if hasattr(values, "tolist") else values
     return dict(zip(STATS, (int(v) for v in values)))
 
 
@@ -168,7 +169,11 @@ def voxelize_hard(points, voxel_size, point_cloud_range, max_points_per_voxel, m
     (batch, z, y, x), num_points [V] int32 (1..P), num_voxels [B] int32):
     V = sum(num_voxels), each cloud's voxels together in batch order — the
     layout mmdet3d's data preprocessor builds (mmcv's coords are coords[:,
-    1:]). Reading num_voxels is a device synchronisation for CUDA tensors.
+    1:]). Without offsets, voxels / coords / num_points are views of the
+    first V rows of the padded outputs, as mmcv's are (clone() them to keep
+    them without the padding); with offsets they are new arrays. CUDA: V
+    comes from the checked stats, or (check=False, or offsets) from reading
+    num_voxels back, a device synchronisation.
     padded=True returns the fixed-capacity layout instead (no read-back,
     static shapes for torch.compile / CUDA graphs): B*M rows, cloud b's voxels
     in rows b*M .. b*M+num_voxels[b]-1, padding rows 0 (coords -1).
@@ -195,12 +200,18 @@ def voxelize_hard(points, voxel_size, point_cloud_range, max_points_per_voxel, m
         *outs, stats = _C.voxelize_hard(points, offsets, voxel_size, point_cloud_range,
                                         max_points_per_voxel, max_voxels, *empty, stream, check)
         outs = [fw.wrap(o) for o in outs]
-    if not padded:
+    stats = _stats(stats)
+    if not padded and offsets is None:  # views, as mmcv's
+        n = stats["voxels_nonempty"] - stats["voxels_dropped_max_voxels"]
+        if stats["voxels_nonempty"] < 0:  # unchecked
+            n = _host_ints(outs[3])[0]
+        outs[:3] = [x[:n] for x in outs[:3]]
+    elif not padded:
         counts = _host_ints(outs[3])
         M = max_voxels
         outs[:3] = [_take_rows([x[b * M:b * M + n] for b, n in enumerate(counts)])
                     for x in outs[:3]]
-    return (*outs, _stats(stats)) if return_stats else tuple(outs)
+    return (*outs, stats) if return_stats else tuple(outs)
 
 
 def voxel_downsample(points, voxel_size, *, point_cloud_range=None, offsets=None,
@@ -239,10 +250,12 @@ def voxel_downsample(points, voxel_size, *, point_cloud_range=None, offsets=None
         out, out_offsets, stats = _C.voxel_downsample(points, offsets, voxel_size,
                                                       point_cloud_range, *empty, stream, check)
         out, out_offsets = fw.wrap(out), fw.wrap(out_offsets)
-    out = _take_rows([out[:_host_ints(out_offsets)[-1]]])
+    stats = _stats(stats)
+    n = stats["voxels_nonempty"]  # -1 when unchecked
+    out = _take_rows([out[:n if n >= 0 else _host_ints(out_offsets)[-1]]])
     result = (out,) if offsets is None else (out, out_offsets)
     if return_stats:
-        result += (_stats(stats),)
+        result += (stats,)
     return result if len(result) > 1 else out
 
 

@@ -86,6 +86,20 @@ def test_hard_equals_cpu(preset, padded):
                                   return_stats=True))
 
 
+@pytest.mark.parametrize("check", [True, False])
+def test_one_cloud_equals_cpu(check):
+    """Without offsets the Python layer takes the number of voxels from the
+    checked stats (check=True) or reads it back (check=False)."""
+    pts = torch.from_numpy(load_bin(KITTI, 4))
+    size, rng, P, _ = PRESETS["second-kitti"]
+    for M in (40000, 5000):  # 5000: max_voxels drops voxels of this scan
+        _same(robocache.voxelize_hard(pts.cuda(), size, rng, P, M, check=check),
+              robocache.voxelize_hard(pts, size, rng, P, M))
+    for leaf in (0.1, 1.0):
+        _same(robocache.voxel_downsample(pts.cuda(), leaf, check=check),
+              robocache.voxel_downsample(pts, leaf))
+
+
 @pytest.mark.parametrize("with_range", [False, True])
 def test_downsample_equals_cpu(with_range):
     pts, offsets = _batch()

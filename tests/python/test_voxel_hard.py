@@ -106,13 +106,18 @@ def test_batch_padded_layout():
         assert not voxels[pad].any() and (coords[pad] == -1).all() and not num_points[pad].any()
 
 
-def test_outputs_do_not_alias_the_padded_buffer():
-    """A single cloud's outputs are copies of the used rows, so the M-row
-    capacity is freed."""
+def test_one_cloud_outputs_are_views_of_the_padded_rows():
+    """Without offsets, voxels / coords / num_points are the first V rows of
+    the M-row padded outputs (views, as mmcv's), with the padded values."""
     pts = load_bin(KITTI_OBJ, 4)
-    outs = robocache.voxelize_hard(pts, 0.16, (0, -40, -3, 70.4, 40, 1), 4, 40000)
-    assert len(outs[0]) < 40000
-    assert all(x.base is None for x in outs[:3])
+    args = (pts, 0.16, (0, -40, -3, 70.4, 40, 1), 4, 40000)
+    outs = robocache.voxelize_hard(*args)
+    padded = robocache.voxelize_hard(*args, padded=True)
+    V = int(outs[3][0])
+    assert 0 < V < 40000
+    for x, p in zip(outs[:3], padded[:3]):
+        assert x.base is not None and x.base.shape == p.shape
+        np.testing.assert_array_equal(x, p[:V])
 
 
 @pytest.mark.skipif(torch is None, reason="PyTorch is not installed")
