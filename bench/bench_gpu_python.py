@@ -35,7 +35,8 @@ import torch
 
 import robocache
 from robocache import _C
-from robocache._torch_ops import _cap
+from robocache._torch_ops import _cap, _resample_empty, _stream
+from robocache._torch_voxel import _dense_empty, _downsample_empty, _hard_empty
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCANS = [os.path.join(ROOT, "data", "pointclouds", f"kitti_raw_hdl64_000000000{i}.bin")
@@ -61,26 +62,22 @@ def time_calls(fn, calls):
 def hard_case(pts, offsets, check):
     size, rng = list(SECOND["voxel_size"]), list(SECOND["point_cloud_range"])
     P, M = SECOND["max_points_per_voxel"], SECOND["max_voxels"][1]
-    B = 1 if offsets is None else len(offsets) - 1
-    outs = (pts.new_empty((B * M, P, 4)), pts.new_empty((B * M, 4), dtype=torch.int32),
-            pts.new_empty(B * M, dtype=torch.int32), pts.new_empty(B, dtype=torch.int32))
-    stream = torch.cuda.current_stream().cuda_stream
+    outs, stream = _hard_empty(pts, offsets, P, M), _stream(pts, None)
     return (lambda: robocache.voxelize_hard(pts, **SECOND, offsets=offsets, check=check),
             lambda: _C.voxelize_hard(_cap(pts), _cap(offsets), size, rng, P, M,
                                      *map(_cap, outs), stream, check))
 
 
 def downsample_case(pts, leaf):
-    out, out_offsets = pts.new_empty(pts.shape), pts.new_empty(2, dtype=torch.int64)
-    stream = torch.cuda.current_stream().cuda_stream
+    (out, out_offsets), stream = _downsample_empty(pts, None, zeroed=False), _stream(pts, None)
     return (lambda: robocache.voxel_downsample(pts, leaf),
             lambda: _C.voxel_downsample(_cap(pts), None, [leaf] * 3, None, _cap(out),
                                         _cap(out_offsets), stream, True))
 
 
 def count_case(pts):
-    out = pts.new_empty((1, 1, 128, 128, 128), dtype=torch.int32)
-    stream = torch.cuda.current_stream().cuda_stream
+    out = _dense_empty(pts, None, *CUBE, "count", torch.int32)
+    stream = _stream(pts, None)
     return (lambda: robocache.voxelize(pts, *CUBE),
             lambda: _C.voxelize(_cap(pts), None, *CUBE, "count", _cap(out), "int32", stream,
                                 True))
@@ -92,9 +89,7 @@ def resample_case():
     values = torch.randn((B, S, D), device="cuda", generator=g)
     times = (torch.arange(S, device="cuda") * 10_000_000).expand(B, S).contiguous()
     targets = (torch.arange(T, device="cuda") * 19_990_000).expand(B, T).contiguous()
-    out = values.new_empty((B, T, D))
-    valid = values.new_empty((B, T), dtype=torch.bool)
-    stream = torch.cuda.current_stream().cuda_stream
+    (out, valid), stream = _resample_empty(values, times, targets, None), _stream(values, None)
     nan = float("nan")
     return (lambda: robocache.resample(values, times, targets),
             lambda: _C.resample(_cap(values), _cap(times), _cap(targets), None, None, "linear",

@@ -200,31 +200,18 @@ static unsigned int big_blocks(int64_t N) {
 robocache_status downsample(robocache_ctx *ctx, const rc_voxel_problem *p, rc_voxel_call *c,
                             extent *x) {
   const int N = c->src.N, B = c->src.B;
-  const int64_t cap = (int64_t)N + N / 2 + B;
-  rc_voxel_table t = {};
-  rc_first_bits first = {};
-  rc_groups g = {};
-  rc_voxel_keyer *keyers = NULL;
-  size_t temp_bytes = 0, zeroed = 0;
-  robocache_status s = rc_table_temp_bytes(ctx, N, &temp_bytes);
-  if (s != ROBOCACHE_OK) return s;
-  void *temp = NULL;
   const bool pcl = p->keyer.pcl;
-  s = rc_voxel_scratch(ctx, p->points.device_id, [&](rc_carver &k) {
-    c->counters = (rc_voxel_counters *)k.take(sizeof(rc_voxel_counters));
-    rc_table_carve_zeroed(&t, &first, &g, &k, (unsigned int)(cap > 64 ? cap : 64), N);
-    x->ext = pcl ? (unsigned int *)k.take((size_t)B * 6 * sizeof(unsigned int)) : NULL;
-    zeroed = k.at;
-    rc_table_carve(&first, &g, &k, N);
-    keyers = pcl ? (rc_voxel_keyer *)k.take((size_t)B * sizeof(rc_voxel_keyer)) : NULL;
-    temp = k.take(temp_bytes);
-  });
+  rc_table_call tc;
+  void *ext = NULL, *keyers_at = NULL;
+  robocache_status s = rc_table_scratch(
+      ctx, p, c, (int64_t)N + N / 2 + B, pcl ? (size_t)B * 6 * sizeof(unsigned int) : 0, &ext,
+      pcl ? (size_t)B * sizeof(rc_voxel_keyer) : 0, &keyers_at, &tc);
   if (s != ROBOCACHE_OK) return s;
-  g.count = t.count;
-  g.counters = c->counters;
+  x->ext = (unsigned int *)ext;
+  rc_voxel_keyer *keyers = (rc_voxel_keyer *)keyers_at;
   c->src.keyers = keyers;
   const unsigned int T = RC_VOXEL_THREADS;
-  cudaError_t e = rc_voxel_zero(NULL, 0, c->counters, zeroed, c->stream, c->pdl);
+  cudaError_t e = rc_voxel_zero(NULL, 0, c->counters, tc.zeroed, c->stream, c->pdl);
   if (e == cudaSuccess && pcl && B > 0)
     e = rc_cuda_launch(extent_kernel, dim3((unsigned int)B, extent_chunks(N, B)), T, c->stream,
                        c->pdl, c->src, *x);
@@ -232,19 +219,18 @@ robocache_status downsample(robocache_ctx *ctx, const rc_voxel_problem *p, rc_vo
     e = rc_cuda_launch(keyer_kernel, rc_voxel_blocks(B), T, c->stream, c->pdl, p->keyer, *x, B,
                        keyers, c->counters);
   if (e == cudaSuccess)
-    e = rc_cuda_launch(insert_kernel, rc_voxel_blocks(N), T, c->stream, c->pdl, c->src, g, t,
+    e = rc_cuda_launch(insert_kernel, rc_voxel_blocks(N), T, c->stream, c->pdl, c->src, tc.g, tc.t,
                        c->checked);
   s = rc_cuda_check(ctx, e, "voxel_downsample extent / keyer / insert kernels");
-  if (s == ROBOCACHE_OK)
-    s = rc_table_number(ctx, c->stream, c->pdl, &g, &t, &first, temp, temp_bytes);
+  if (s == ROBOCACHE_OK) s = rc_table_number(ctx, c, &tc);
   if (s != ROBOCACHE_OK) return s;
   const mean_out o = {(float *)p->out_points.data, p->out_points.shape[0], p->C,
                       (int64_t *)p->out_offsets.data};
-  e = rc_cuda_launch(mean_kernel, rc_voxel_blocks(N > B ? N : B + 1), T, c->stream, c->pdl, g,
-                     c->src, t, first, o);
+  e = rc_cuda_launch(mean_kernel, rc_voxel_blocks(N > B ? N : B + 1), T, c->stream, c->pdl, tc.g,
+                     c->src, tc.t, tc.first, o);
   if (e == cudaSuccess)
-    e = rc_cuda_launch(mean_big_kernel, big_blocks(N), T, c->stream, c->pdl, g, c->src, t, first,
-                       o);
+    e = rc_cuda_launch(mean_big_kernel, big_blocks(N), T, c->stream, c->pdl, tc.g, c->src, tc.t,
+                       tc.first, o);
   return rc_cuda_check(ctx, e, "voxel_downsample mean kernels");
 }
 

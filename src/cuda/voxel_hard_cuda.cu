@@ -164,33 +164,18 @@ robocache_status hard(robocache_ctx *ctx, const rc_voxel_problem *p, rc_voxel_ca
                     "voxelize_hard (cuda): %lld clouds of %lld cells: clouds x cells must be "
                     "below 2^64 - 1",
                     (long long)p->B, (long long)G);
-  const int64_t cap = (int64_t)N + N / 2;
-  rc_voxel_table t = {};
-  rc_first_bits first = {};
-  rc_groups g = {};
-  size_t temp_bytes = 0, zeroed = 0;
-  robocache_status s = rc_table_temp_bytes(ctx, N, &temp_bytes);
+  rc_table_call tc;
+  void *none = NULL;
+  robocache_status s = rc_table_scratch(ctx, p, c, (int64_t)N + N / 2, 0, &none, 0, &none, &tc);
   if (s != ROBOCACHE_OK) return s;
-  void *temp = NULL;
-  s = rc_voxel_scratch(ctx, p->points.device_id, [&](rc_carver &k) {
-    c->counters = (rc_voxel_counters *)k.take(sizeof(rc_voxel_counters));
-    rc_table_carve_zeroed(&t, &first, &g, &k, (unsigned int)(cap > 64 ? cap : 64), N);
-    zeroed = k.at;
-    rc_table_carve(&first, &g, &k, N);
-    temp = k.take(temp_bytes);
-  });
-  if (s != ROBOCACHE_OK) return s;
-  g.count = t.count;
-  g.counters = c->counters;
   /* one coalesced pass of zeros is faster than zeroing the free slots in the kernel */
   cudaError_t e = rc_voxel_zero(p->voxels.data, (size_t)rc_view_numel(&p->voxels) * sizeof(float),
-                                c->counters, zeroed, c->stream, c->pdl);
+                                c->counters, tc.zeroed, c->stream, c->pdl);
   if (e == cudaSuccess)
     e = rc_cuda_launch(insert_kernel, rc_voxel_blocks(N), RC_VOXEL_THREADS, c->stream, c->pdl,
-                       c->src, g, t, G, c->checked);
+                       c->src, tc.g, tc.t, G, c->checked);
   s = rc_cuda_check(ctx, e, "voxelize_hard insert kernel");
-  if (s == ROBOCACHE_OK)
-    s = rc_table_number(ctx, c->stream, c->pdl, &g, &t, &first, temp, temp_bytes);
+  if (s == ROBOCACHE_OK) s = rc_table_number(ctx, c, &tc);
   if (s != ROBOCACHE_OK) return s;
   hard_out o = {(float *)p->voxels.data,
                 (int32_t *)p->coords.data,
@@ -206,7 +191,7 @@ robocache_status hard(robocache_ctx *ctx, const rc_voxel_problem *p, rc_voxel_ca
            ((uintptr_t)o.voxels & 15) == 0;
   const int64_t rows = p->B * p->max_voxels;
   e = rc_cuda_launch(write_kernel, rc_group_blocks(N, rows > N ? rows : N), RC_VOXEL_THREADS,
-                     c->stream, c->pdl, g, c->src, t, first, o, c->checked);
+                     c->stream, c->pdl, tc.g, c->src, tc.t, tc.first, o, c->checked);
   return rc_cuda_check(ctx, e, "voxelize_hard write kernel");
 }
 

@@ -42,25 +42,8 @@ __global__ void slots_kernel(rc_groups g, rc_voxel_table t, rc_first_bits first)
   rc_groups_alloc(g, bucket, n, 0);
 }
 
-} // namespace
-
-void rc_table_carve_zeroed(rc_voxel_table *t, rc_first_bits *f, rc_groups *g, rc_carver *k,
-                           unsigned int cap, int N) {
-  t->cap = cap;
-  t->key = (unsigned long long *)k->take((size_t)cap * sizeof(unsigned long long));
-  t->count = (unsigned int *)k->take((size_t)cap * sizeof(unsigned int));
-  t->first = (unsigned int *)k->take((size_t)cap * sizeof(unsigned int));
-  f->words = N / 32 + 1;
-  f->bits = (unsigned int *)k->take((size_t)f->words * sizeof(unsigned int));
-  rc_groups_carve_zeroed(g, k, N);
-}
-
-void rc_table_carve(rc_first_bits *f, rc_groups *g, rc_carver *k, int N) {
-  rc_groups_carve(g, k, N);
-  f->prefix = (unsigned int *)k->take((size_t)f->words * sizeof(unsigned int));
-}
-
-robocache_status rc_table_temp_bytes(robocache_ctx *ctx, int N, size_t *bytes) {
+/* CUB temporary storage of rc_table_number for N points. */
+robocache_status temp_bytes_of(robocache_ctx *ctx, int N, size_t *bytes) {
   size_t scan_bytes = 0;
   robocache_status s = rc_groups_temp_bytes(ctx, N, bytes);
   if (s != ROBOCACHE_OK) return s;
@@ -71,18 +54,52 @@ robocache_status rc_table_temp_bytes(robocache_ctx *ctx, int N, size_t *bytes) {
   return ROBOCACHE_OK;
 }
 
-robocache_status rc_table_number(robocache_ctx *ctx, cudaStream_t stream, bool pdl,
-                                 const rc_groups *g, const rc_voxel_table *t,
-                                 const rc_first_bits *f, void *temp, size_t temp_bytes) {
-  const cudaError_t e = rc_cuda_launch(slots_kernel, (t->cap + SLOT_TILE - 1) / SLOT_TILE,
-                                       RC_VOXEL_THREADS, stream, pdl, *g, *t, *f);
+void *take_or_null(rc_carver &k, size_t bytes) { return bytes ? k.take(bytes) : NULL; }
+
+} // namespace
+
+robocache_status rc_table_scratch(robocache_ctx *ctx, const rc_voxel_problem *p, rc_voxel_call *c,
+                                  int64_t cap, size_t zeroed_extra, void **zeroed_at, size_t extra,
+                                  void **extra_at, rc_table_call *tc) {
+  const int N = c->src.N;
+  *tc = {};
+  rc_voxel_table &t = tc->t;
+  t.cap = (unsigned int)(cap > 64 ? cap : 64);
+  tc->first.words = N / 32 + 1;
+  robocache_status s = temp_bytes_of(ctx, N, &tc->temp_bytes);
+  if (s != ROBOCACHE_OK) return s;
+  s = rc_voxel_scratch(ctx, p->points.device_id, [&](rc_carver &k) {
+    c->counters = (rc_voxel_counters *)k.take(sizeof(rc_voxel_counters));
+    t.key = (unsigned long long *)k.take((size_t)t.cap * sizeof(unsigned long long));
+    t.count = (unsigned int *)k.take((size_t)t.cap * sizeof(unsigned int));
+    t.first = (unsigned int *)k.take((size_t)t.cap * sizeof(unsigned int));
+    tc->first.bits = (unsigned int *)k.take((size_t)tc->first.words * sizeof(unsigned int));
+    rc_groups_carve_zeroed(&tc->g, &k, N);
+    *zeroed_at = take_or_null(k, zeroed_extra);
+    tc->zeroed = k.at;
+    rc_groups_carve(&tc->g, &k, N);
+    tc->first.prefix = (unsigned int *)k.take((size_t)tc->first.words * sizeof(unsigned int));
+    *extra_at = take_or_null(k, extra);
+    tc->temp = k.take(tc->temp_bytes);
+  });
+  tc->g.count = t.count;
+  tc->g.counters = c->counters;
+  return s;
+}
+
+robocache_status rc_table_number(robocache_ctx *ctx, const rc_voxel_call *c,
+                                 const rc_table_call *tc) {
+  const cudaError_t e =
+      rc_cuda_launch(slots_kernel, (tc->t.cap + SLOT_TILE - 1) / SLOT_TILE, RC_VOXEL_THREADS,
+                     c->stream, c->pdl, tc->g, tc->t, tc->first);
   robocache_status s = rc_cuda_check(ctx, e, "voxel table slots kernel");
   if (s != ROBOCACHE_OK) return s;
-  size_t bytes = temp_bytes;
+  size_t bytes = tc->temp_bytes;
   RC_CUDA_TRY(ctx, cub::DeviceScan::ExclusiveSum(
-                       temp, bytes, thrust::make_transform_iterator(f->bits, popcount()), f->prefix,
-                       f->words, stream));
-  s = rc_groups_scatter(ctx, stream, pdl, g);
-  if (s == ROBOCACHE_OK) s = rc_groups_sort_giants(ctx, stream, g, temp, temp_bytes);
+                       tc->temp, bytes, thrust::make_transform_iterator(tc->first.bits, popcount()),
+                       tc->first.prefix, tc->first.words, c->stream));
+  s = rc_groups_scatter(ctx, c->stream, c->pdl, &tc->g);
+  if (s == ROBOCACHE_OK)
+    s = rc_groups_sort_giants(ctx, c->stream, &tc->g, tc->temp, tc->temp_bytes);
   return s;
 }

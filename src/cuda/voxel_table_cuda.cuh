@@ -39,19 +39,28 @@ struct rc_voxel_table {
 
 /* ---- host ------------------------------------------------------------------------ */
 
-/* Scratch of a table of cap slots over N points: the part that must be zero
- * when the op's first kernel runs (table, first-point bits, the groups'
- * zeroed part), then the rest (two calls of rc_carver). */
-void rc_table_carve_zeroed(rc_voxel_table *t, rc_first_bits *f, rc_groups *g, rc_carver *k,
-                           unsigned int cap, int N);
-void rc_table_carve(rc_first_bits *f, rc_groups *g, rc_carver *k, int N);
-/* CUB temporary storage of rc_table_number for N points. */
-robocache_status rc_table_temp_bytes(robocache_ctx *ctx, int N, size_t *bytes);
-/* Step 2 after the op's insert kernel on `stream` (its kernels programmatic
- * dependent launches when `pdl`; CUB's are ordinary ones). */
-robocache_status rc_table_number(robocache_ctx *ctx, cudaStream_t stream, bool pdl,
-                                 const rc_groups *g, const rc_voxel_table *t,
-                                 const rc_first_bits *f, void *temp, size_t temp_bytes);
+/* A call's table, first-point bits, groups and CUB temporary storage. */
+struct rc_table_call {
+  rc_voxel_table t;
+  rc_first_bits first;
+  rc_groups g; /* count = t.count, counters = the call's */
+  void *temp;
+  size_t temp_bytes;
+  size_t zeroed; /* bytes from the scratch's start that must be zero when the op's first
+                    kernel runs (rc_voxel_zero) */
+};
+
+/* Takes c's scratch from the workspace: c->counters, a table of `cap` slots
+ * (64 at least) over the call's N points, and the op's own pieces:
+ * `zeroed_extra` bytes in the zeroed part (*zeroed_at) and `extra` bytes
+ * after it (*extra_at); a piece of 0 bytes is NULL. */
+robocache_status rc_table_scratch(robocache_ctx *ctx, const rc_voxel_problem *p, rc_voxel_call *c,
+                                  int64_t cap, size_t zeroed_extra, void **zeroed_at, size_t extra,
+                                  void **extra_at, rc_table_call *tc);
+/* Step 2 after the op's insert kernel on c's stream (its kernels
+ * programmatic dependent launches when c->pdl; CUB's are ordinary ones). */
+robocache_status rc_table_number(robocache_ctx *ctx, const rc_voxel_call *c,
+                                 const rc_table_call *tc);
 
 /* ---- device ---------------------------------------------------------------------- */
 
