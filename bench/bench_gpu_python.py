@@ -64,7 +64,7 @@ def hard_case(pts, offsets, check):
     P, M = SECOND["max_points_per_voxel"], SECOND["max_voxels"][1]
     outs, stream = _hard_empty(pts, offsets, P, M), _stream(pts, None)
     return (lambda: robocache.voxelize_hard(pts, **SECOND, offsets=offsets, check=check),
-            lambda: _C.voxelize_hard(_cap(pts), _cap(offsets), size, rng, P, M,
+            lambda: _C.voxelize_hard(_cap(pts), _cap(offsets), size, rng, P, M, True,
                                      *map(_cap, outs), stream, check))
 
 

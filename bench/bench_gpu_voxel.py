@@ -32,10 +32,13 @@ Cases (DESIGN §1.3):
   dense sum with all 500K points in one voxel (the worst case of the GPU's
   grouping, one sequential f64 sum).
   hard, second-kitti preset (P 5, M 40000): the KITTI scan, a batch of 8
-  (the two raw KITTI frames alternating), and 500K points in one voxel.
+  (the two raw KITTI frames alternating) in the padded layout (cloud b from
+  row b*M) and in the packed one (robocache_voxelize_hard_packed: the clouds'
+  voxels one after another, mmdet3d's layout), and 500K points in one voxel.
     PyTorch: unique(return_inverse) on batch*G + key, first point per voxel by
     scatter_reduce(amin), argsort for first-appearance order, stable sort for
-    the slot in the voxel, one scatter of the kept points.
+    the slot in the voxel, one scatter of the kept points (packed: rows from
+    a cumsum of the clouds' kept voxels).
   downsample, PCL VoxelGrid voxels (no range), x y z: the KITTI scan at 0.1 m
   and 1 m, cuPCL's sample cloud (data/pointclouds/cupcl_sample.pcd, 119,978
   points) at 1 m, and a batch of 4 KITTI scans (frames 0, 1, 0, 1, offsets)
@@ -141,8 +144,9 @@ def torch_dense(mode, size, rng, batch=None):
     return fn
 
 
-def torch_hard(size, rng, P, M, batch):
-    """mmcv-style deterministic hard voxelization with torch ops (batch: cloud of each point)."""
+def torch_hard(size, rng, P, M, batch, packed=False):
+    """mmcv-style deterministic hard voxelization with torch ops (batch: cloud of each point),
+    padded or packed rows."""
     grid = grid_of(size, rng)
     G = grid[0] * grid[1] * grid[2]
     B = int(batch.max()) + 1
@@ -170,11 +174,15 @@ def torch_hard(size, rng, P, M, batch):
         slot[sidx] = ar - seg[sinv]
         lv = local[inv]
         keep = (slot < P) & (lv < M)
-        row = vb[inv] * M + lv
+        base = torch.arange(B, device=p.device) * M
+        if packed:
+            kept = torch.bincount(vb, minlength=B).clamp(max=M)
+            base = torch.cumsum(kept, 0) - kept
+        row = base[vb[inv]] + lv
         voxels = torch.zeros(B * M, P, p.shape[1], device=p.device)
         voxels[row[keep], slot[keep]] = p[sel[keep]]
         kv = local < M
-        vrow = vb * M + local
+        vrow = base[vb] + local
         coords = torch.full((B * M, 4), -1, dtype=torch.int32, device=p.device)
         u = uniq[kv] % G
         coords[vrow[kv]] = torch.stack([vb[kv], u // (grid[0] * grid[1]),
@@ -294,18 +302,20 @@ def main():
                                 rotation(tp, 128 ** 3 * 4 * len(parts)))
                 add_case(results, rows, f"dense {mode}", cloud_name, pts.shape[0], rc, tt,
                          op="dense", mode=mode, grid=[128, 128, 128], clouds=len(parts))
-        hard = [("KITTI scan", [scans[0]]), ("8 KITTI scans", [scans[i % 2] for i in range(8)]),
-                ("1 voxel 500K", [one_voxel((10.01, 0.01, -2.99), (10.04, 0.04, -2.91))])]
-        for label, parts in hard:
+        hard = [("KITTI scan", [scans[0]], False), ("8 KITTI scans", kitti8, False),
+                ("8 KITTI scans", kitti8, True),
+                ("1 voxel 500K", [one_voxel((10.01, 0.01, -2.99), (10.04, 0.04, -2.91))], False)]
+        for label, parts, packed in hard:
             pts, off, batch = batched(parts, dev)
             rc = run_harness(a.bin, tmp, "hard", pts, off,
-                             ["hard", SECOND["P"], SECOND["M"]] + list(SECOND["size"])
-                             + list(SECOND["range"]))
+                             ["hard-packed" if packed else "hard", SECOND["P"], SECOND["M"]]
+                             + list(SECOND["size"]) + list(SECOND["range"]))
             tp = torch.from_numpy(pts).to(dev)
             tt = time_torch(torch_hard(SECOND["size"], SECOND["range"], SECOND["P"], SECOND["M"],
-                                       batch), rotation(tp, 0))
-            add_case(results, rows, "hard second-kitti", label, pts.shape[0], rc, tt, op="hard",
-                     preset="second-kitti (P 5, M 40000)", clouds=len(parts))
+                                       batch, packed), rotation(tp, 0))
+            add_case(results, rows, "hard packed" if packed else "hard second-kitti", label,
+                     pts.shape[0], rc, tt, op="hard", preset="second-kitti (P 5, M 40000)",
+                     clouds=len(parts), layout="packed" if packed else "padded")
         cupcl = load_pcd(os.path.join(ROOT, "data", "pointclouds", "cupcl_sample.pcd"))
         xyz = [q[:, :3].copy() for q in scans]
         down = [("KITTI scan", [xyz[0]], 0.1), ("KITTI scan", [xyz[0]], 1.0),

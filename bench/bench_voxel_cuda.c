@@ -4,6 +4,7 @@
  *   bench_voxel_cuda CASE POINTS.f32 N C B [ARGS...]
  *     dense MODE DTYPE VX VY VZ XMIN YMIN ZMIN XMAX YMAX ZMAX
  *     hard P M VX VY VZ XMIN YMIN ZMIN XMAX YMAX ZMAX
+ *     hard-packed P M ...            (the same, robocache_voxelize_hard_packed)
  *     downsample VX VY VZ            (PCL VoxelGrid grid: no range)
  *
  * POINTS.f32 holds N*C little-endian float32 (the B clouds one after another);
@@ -74,6 +75,7 @@ typedef enum kind { DENSE, HARD, DOWNSAMPLE } kind;
 
 typedef struct job {
   kind kind;
+  int packed; /* hard: robocache_voxelize_hard_packed */
   int32_t mode, P, M;
   robocache_dtype dtype;
   float size[3], range[6];
@@ -110,8 +112,8 @@ static robocache_status call(robocache_ctx *ctx, const job *j, int r,
   make(&c, j->coords[r], ROBOCACHE_DTYPE_I32, 2, cs);
   make(&np, j->npts[r], ROBOCACHE_DTYPE_I32, 1, ns);
   make(&nv, j->nvox[r], ROBOCACHE_DTYPE_I32, 1, bs);
-  return robocache_voxelize_hard(ctx, &pts.t, &off.t, j->size, j->range, j->P, j->M, &v.t, &c.t,
-                                 &np.t, &nv.t, stats);
+  return (j->packed ? robocache_voxelize_hard_packed : robocache_voxelize_hard)(
+      ctx, &pts.t, &off.t, j->size, j->range, j->P, j->M, &v.t, &c.t, &np.t, &nv.t, stats);
 }
 
 /* One call of what is timed, on rotation set r (0 when it was issued). */
@@ -200,9 +202,10 @@ int main(int argc, char **argv) {
   }
   job j;
   memset(&j, 0, sizeof j);
-  j.kind = strcmp(argv[1], "hard") == 0         ? HARD
-           : strcmp(argv[1], "downsample") == 0 ? DOWNSAMPLE
-                                                : DENSE;
+  j.packed = strcmp(argv[1], "hard-packed") == 0;
+  j.kind = strcmp(argv[1], "hard") == 0 || j.packed ? HARD
+           : strcmp(argv[1], "downsample") == 0     ? DOWNSAMPLE
+                                                    : DENSE;
   j.N = atoll(argv[3]);
   j.C = atoll(argv[4]);
   j.B = atoll(argv[5]);

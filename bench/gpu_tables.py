@@ -72,8 +72,9 @@ def voxel_tables(path):
             name = f"{c['mode']}, {c['cloud']} → 128³"
             label = VOXEL_MODES[c["mode"]]
         elif c["op"] == "hard":
-            name = f"hard, SECOND-KITTI preset, {c['cloud']}"
-            label = "hard, second-kitti (P 5, M 40000)"
+            packed = ", packed" if c.get("layout") == "packed" else ""
+            name = f"hard, SECOND-KITTI preset, {c['cloud']}{packed}"
+            label = f"hard, second-kitti (P 5, M 40000){packed}"
         else:
             name = f"downsample {c['leaf']:g} m, {c['cloud']}"
             label = f"downsample {c['leaf']:g} m, x y z"

@@ -136,9 +136,9 @@ static robocache_status prepare(rc_cli_voxel_job *j, outputs *o) {
 static robocache_status invoke(rc_cli_voxel_job *j, const robocache_tensor *pts,
                                const robocache_tensor *off, outputs *o) {
   if (j->mode == RC_CLI_MODE_HARD)
-    return robocache_voxelize_hard(j->ctx, pts, off, j->voxel_size, j->range, j->max_points,
-                                   j->max_voxels, &o->t[0], &o->t[1], &o->t[2], &o->t[3],
-                                   &j->stats);
+    return robocache_voxelize_hard_packed(j->ctx, pts, off, j->voxel_size, j->range, j->max_points,
+                                          j->max_voxels, &o->t[0], &o->t[1], &o->t[2], &o->t[3],
+                                          &j->stats);
   if (j->mode == RC_CLI_MODE_DOWNSAMPLE)
     return robocache_voxel_downsample(j->ctx, pts, off, j->voxel_size, j->range, &o->t[0], &o->t[1],
                                       &j->stats);
@@ -146,20 +146,14 @@ static robocache_status invoke(rc_cli_voxel_job *j, const robocache_tensor *pts,
                             &j->stats);
 }
 
-/* Hard: moves each cloud's voxels together; downsample: output count. */
+/* The number of output rows: downsample's output points, hard voxels kept
+ * (the packed rows). */
 static void finish(rc_cli_voxel_job *j) {
-  const int64_t B = j->batch->B, M = j->max_voxels, P = j->max_points, C = j->batch->C;
+  const int64_t B = j->batch->B;
   if (j->mode == RC_CLI_MODE_DOWNSAMPLE) j->V = j->offsets_out[B];
   if (j->mode != RC_CLI_MODE_HARD) return;
   j->V = 0;
-  for (int64_t b = 0; b < B; b++) {
-    int64_t nv = j->num_voxels[b], from = b * M;
-    memmove(j->voxels + j->V * P * C, j->voxels + from * P * C,
-            (size_t)(nv * P * C) * sizeof(float));
-    memmove(j->coords + j->V * 4, j->coords + from * 4, (size_t)(nv * 4) * sizeof(int32_t));
-    memmove(j->num_points + j->V, j->num_points + from, (size_t)nv * sizeof(int32_t));
-    j->V += nv;
-  }
+  for (int64_t b = 0; b < B; b++) j->V += j->num_voxels[b];
 }
 
 static double now_ms(void) {

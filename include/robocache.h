@@ -423,6 +423,20 @@ ROBOCACHE_API robocache_status robocache_voxelize_hard(
     int32_t max_voxels, robocache_tensor *voxels, robocache_tensor *coords,
     robocache_tensor *num_points, robocache_tensor *num_voxels, robocache_voxel_stats *stats);
 
+/* robocache_voxelize_hard with the kept voxels of all clouds packed in
+ * batch order, the layout mmdet3d's data preprocessor builds by
+ * concatenating per-sample results: rows 0 .. V-1 of voxels / coords /
+ * num_points hold cloud 0's voxels, then cloud 1's, ... (V = the sum of
+ * num_voxels = stats->voxels_nonempty - stats->voxels_dropped_max_voxels;
+ * coords[:, 0] tells the clouds apart); rows V .. B*M-1 are padding (0,
+ * coords -1, num_points 0). Same arguments, shapes ([B*M,...] capacity),
+ * voxels, order and errors; with one cloud the two layouts are the same. */
+ROBOCACHE_API robocache_status robocache_voxelize_hard_packed(
+    robocache_ctx *ctx, const robocache_tensor *points, const robocache_tensor *offsets,
+    const float voxel_size[3], const float point_cloud_range[6], int32_t max_points_per_voxel,
+    int32_t max_voxels, robocache_tensor *voxels, robocache_tensor *coords,
+    robocache_tensor *num_points, robocache_tensor *num_voxels, robocache_voxel_stats *stats);
+
 /* Voxel-grid downsampling: one point per non-empty voxel, the mean of all C
  * columns of its points (f64 sum in input order / count, rounded to f32),
  * clouds one after another, voxels in order of first appearance (PCL

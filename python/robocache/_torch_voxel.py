@@ -163,20 +163,20 @@ def _hard_empty(points, offsets, max_points_per_voxel, max_voxels):
 
 
 def _hard_run(points, offsets, voxel_size, point_cloud_range, max_points_per_voxel, max_voxels,
-              stream, check):
+              packed, stream, check):
     outs = _hard_empty(points, offsets, max_points_per_voxel, max_voxels)
     *_, stats = _C.voxelize_hard(_cap(points), _cap(offsets), voxel_size, point_cloud_range,
-                                 max_points_per_voxel, max_voxels, *map(_cap, outs),
+                                 max_points_per_voxel, max_voxels, packed, *map(_cap, outs),
                                  _stream(points, stream), check)
     return outs + (stats,)
 
 
 def _hard_impl(points: Tensor, offsets: Optional[Tensor], voxel_size: List[float],
                point_cloud_range: List[float], max_points_per_voxel: int, max_voxels: int,
-               stream: Optional[int],
+               packed: bool, stream: Optional[int],
                check: bool = True) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
     *outs, stats = _hard_run(points, offsets, voxel_size, point_cloud_range,
-                             max_points_per_voxel, max_voxels, stream, check)
+                             max_points_per_voxel, max_voxels, packed, stream, check)
     return (*outs, _stats(stats))
 
 
@@ -185,19 +185,20 @@ voxelize_hard_op = torch.library.custom_op("robocache::voxelize_hard", _hard_imp
 
 
 @voxelize_hard_op.register_fake
-def _(points, offsets, voxel_size, point_cloud_range, max_points_per_voxel, max_voxels, stream,
-      check=True):
+def _(points, offsets, voxel_size, point_cloud_range, max_points_per_voxel, max_voxels, packed,
+      stream, check=True):
     return _hard_empty(points, offsets, max_points_per_voxel, max_voxels) + (_fake_stats(points),)
 
 
 def voxelize_hard(points, offsets, voxel_size, point_cloud_range, max_points_per_voxel,
-                  max_voxels, stream, check):
+                  max_voxels, packed, stream, check):
     """robocache.voxelize_hard for torch points (no gradient, as mmcv's):
-    the padded outputs and the stats (8 ints, or a CPU int64 tensor)."""
+    the outputs of B*M rows (packed or padded layout) and the stats (8 ints,
+    or a CPU int64 tensor)."""
     points, offsets = points.detach(), _tensor("offsets", offsets)
     op = _hard_run if _eager((points,), (offsets,)) else voxelize_hard_op
     return op(points, offsets, voxel_size, point_cloud_range, max_points_per_voxel, max_voxels,
-              _stream_arg(stream), bool(check))
+              bool(packed), _stream_arg(stream), bool(check))
 
 
 # ---- downsample -----------------------------------------------------------------

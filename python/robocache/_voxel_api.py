@@ -23,7 +23,6 @@ points_in (the other counters are -1), and bad offsets give unspecified
 outputs (never out of bounds) instead of ValueError.
 """
 
-import importlib
 import numbers
 
 from . import _C, _frameworks, _voxel_shapes
@@ -90,17 +89,9 @@ def _host_ints(x):
     return [int(v) for v in x.tolist()]
 
 
-def _take_rows(parts):
-    """One array of the row ranges `parts` of a padded output (a copy, never a
-    view of it), in the framework of the parts."""
-    if len(parts) == 1:
-        x = parts[0]
-        return x.clone() if hasattr(x, "clone") else x.copy()
-    if _is_torch(parts[0]):
-        return _torch_voxel.torch.cat(parts)
-    name = _frameworks.of(parts[0]).module_name
-    return importlib.import_module({"jax": "jax.numpy", "": "numpy"}.get(name, name)).concatenate(
-        parts)
+def _copy(x):
+    """A copy of array x of any framework (never a view of it)."""
+    return x.clone() if hasattr(x, "clone") else x.copy()
 
 
 def voxelize(points, voxel_size, point_cloud_range, *, mode="count", offsets=None,
@@ -169,11 +160,11 @@ def voxelize_hard(points, voxel_size, point_cloud_range, max_points_per_voxel, m
     (batch, z, y, x), num_points [V] int32 (1..P), num_voxels [B] int32):
     V = sum(num_voxels), each cloud's voxels together in batch order — the
     layout mmdet3d's data preprocessor builds (mmcv's coords are coords[:,
-    1:]). Without offsets, voxels / coords / num_points are views of the
-    first V rows of the padded outputs, as mmcv's are (clone() them to keep
-    them without the padding); with offsets they are new arrays. CUDA: V
-    comes from the checked stats, or (check=False, or offsets) from reading
-    num_voxels back, a device synchronisation.
+    1:]), written so by the library (robocache_voxelize_hard_packed).
+    voxels / coords / num_points are views of the first V rows of outputs of
+    B*M rows, as mmcv's are of its max_voxels rows (clone() them to keep them
+    without the rest). CUDA: V comes from the checked stats, or with
+    check=False from reading num_voxels back, a device synchronisation.
     padded=True returns the fixed-capacity layout instead (no read-back,
     static shapes for torch.compile / CUDA graphs): B*M rows, cloud b's voxels
     in rows b*M .. b*M+num_voxels[b]-1, padding rows 0 (coords -1).
@@ -187,7 +178,8 @@ def voxelize_hard(points, voxel_size, point_cloud_range, max_points_per_voxel, m
     max_voxels = _max_voxels(max_voxels, training)
     if _is_torch(points):
         *outs, stats = _torch_voxel.voxelize_hard(points, offsets, voxel_size, point_cloud_range,
-                                                  max_points_per_voxel, max_voxels, stream, check)
+                                                  max_points_per_voxel, max_voxels, not padded,
+                                                  stream, check)
     else:
         fw = _frameworks.of(points)
         empty = (None,) * 4
@@ -198,19 +190,15 @@ def voxelize_hard(points, voxel_size, point_cloud_range, max_points_per_voxel, m
                           for s, d in zip(shapes, ("float32", "int32", "int32", "int32")))
             stream = fw.stream(points) if stream is None else stream
         *outs, stats = _C.voxelize_hard(points, offsets, voxel_size, point_cloud_range,
-                                        max_points_per_voxel, max_voxels, *empty, stream, check)
+                                        max_points_per_voxel, max_voxels, not padded, *empty,
+                                        stream, check)
         outs = [fw.wrap(o) for o in outs]
     stats = _stats(stats)
-    if not padded and offsets is None:  # views, as mmcv's
+    if not padded:  # the packed rows: views, as mmcv's
         n = stats["voxels_nonempty"] - stats["voxels_dropped_max_voxels"]
         if stats["voxels_nonempty"] < 0:  # unchecked
-            n = _host_ints(outs[3])[0]
+            n = sum(_host_ints(outs[3]))
         outs[:3] = [x[:n] for x in outs[:3]]
-    elif not padded:
-        counts = _host_ints(outs[3])
-        M = max_voxels
-        outs[:3] = [_take_rows([x[b * M:b * M + n] for b, n in enumerate(counts)])
-                    for x in outs[:3]]
     return (*outs, stats) if return_stats else tuple(outs)
 
 
@@ -252,7 +240,7 @@ def voxel_downsample(points, voxel_size, *, point_cloud_range=None, offsets=None
         out, out_offsets = fw.wrap(out), fw.wrap(out_offsets)
     stats = _stats(stats)
     n = stats["voxels_nonempty"]  # -1 when unchecked
-    out = _take_rows([out[:n if n >= 0 else _host_ints(out_offsets)[-1]]])
+    out = _copy(out[:n if n >= 0 else _host_ints(out_offsets)[-1]])
     result = (out,) if offsets is None else (out, out_offsets)
     if return_stats:
         result += (stats,)

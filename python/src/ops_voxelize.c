@@ -215,18 +215,21 @@ done:
 }
 
 /* voxelize_hard(points, offsets, voxel_size, point_cloud_range,
- *               max_points_per_voxel, max_voxels, voxels, coords, num_points,
- *               num_voxels, stream[, check])
- * -> (voxels [B*M,P,C], coords [B*M,4], num_points [B*M], num_voxels [B], stats) */
+ *               max_points_per_voxel, max_voxels, packed, voxels, coords,
+ *               num_points, num_voxels, stream[, check])
+ * -> (voxels [B*M,P,C], coords [B*M,4], num_points [B*M], num_voxels [B], stats)
+ * packed: robocache_voxelize_hard_packed's row layout (else the padded one). */
 static PyObject *py_voxelize_hard(PyObject *self, PyObject *const *a, Py_ssize_t n) {
   (void)self;
-  if (n != 11 && n != 12)
-    return PyErr_Format(PyExc_TypeError, "_C.voxelize_hard takes 11-12 arguments");
-  PyObject *stream = a[10], *objs[4] = {NULL, NULL, NULL, NULL}, *result = NULL;
+  if (n != 12 && n != 13)
+    return PyErr_Format(PyExc_TypeError, "_C.voxelize_hard takes 12-13 arguments");
+  PyObject *stream = a[11], *objs[4] = {NULL, NULL, NULL, NULL}, *result = NULL;
   rcpy_tensor p = {0}, off = {0}, t[4] = {0};
   float size[3], range[6];
   int64_t B, N, C;
   int32_t P, M;
+  const int packed = PyObject_IsTrue(a[6]);
+  if (packed < 0) return NULL;
   if (float_args(a[2], "voxel_size", "(vx, vy, vz)", 3, size) < 0 ||
       float_args(a[3], "point_cloud_range", "(xmin, ymin, zmin, xmax, ymax, zmax)", 6, range) < 0 ||
       count_arg(a[4], "max_points_per_voxel", &P) < 0 || count_arg(a[5], "max_voxels", &M) < 0 ||
@@ -238,14 +241,14 @@ static PyObject *py_voxelize_hard(PyObject *self, PyObject *const *a, Py_ssize_t
   static const int32_t dtypes[4] = {ROBOCACHE_DTYPE_F32, ROBOCACHE_DTYPE_I32, ROBOCACHE_DTYPE_I32,
                                     ROBOCACHE_DTYPE_I32};
   for (int i = 0; i < 4; i++)
-    if (output(a[6 + i], names[i], dtypes[i], ndims[i], shapes[i], &p, stream, &t[i], &objs[i]) < 0)
+    if (output(a[7 + i], names[i], dtypes[i], ndims[i], shapes[i], &p, stream, &t[i], &objs[i]) < 0)
       goto done;
-  if (rcpy_cuda_stream(stream, RCPY_CHECK_ARG(a, n, 11), &p) < 0) goto done;
+  if (rcpy_cuda_stream(stream, RCPY_CHECK_ARG(a, n, 12), &p) < 0) goto done;
   robocache_voxel_stats stats;
   robocache_status st;
   Py_BEGIN_ALLOW_THREADS;
-  st = robocache_voxelize_hard(NULL, &p.t, opt_t(&off), size, range, P, M, &t[0].t, &t[1].t,
-                               &t[2].t, &t[3].t, &stats);
+  st = (packed ? robocache_voxelize_hard_packed : robocache_voxelize_hard)(
+      NULL, &p.t, opt_t(&off), size, range, P, M, &t[0].t, &t[1].t, &t[2].t, &t[3].t, &stats);
   Py_END_ALLOW_THREADS;
   if (st != ROBOCACHE_OK)
     rcpy_raise_status(st, "voxelize_hard");

@@ -6,11 +6,13 @@
  *   2-4. the table's voxels numbered in order of their first point
  *      (rc_table_number), cloud b's voxel v being rank(first point) -
  *      rank(offsets[b]), and their point lists;
- *   5. write (voxels zeroed first): each voxel's first P points in input
- *      order into its row (16-byte copies for 4 contiguous columns), or
- *      counted as dropped when v >= M; each padding row gets coords -1 and
- *      num_points 0.
- * The kernels of steps 1, 2, 3 (scatter) and 5 are programmatic dependent
+ *   5. (packed layout, B > 1) one block: row0[b] = the kept voxels of
+ *      clouds 0 .. b-1;
+ *   6. write (voxels zeroed first): each voxel's first P points in input
+ *      order into its row, b * M + v (row0[b] + v when packed; 16-byte
+ *      copies for 4 contiguous columns), or counted as dropped when v >= M;
+ *      each padding row gets coords -1 and num_points 0.
+ * The kernels of steps 1, 2, 3 (scatter), 5 and 6 are programmatic dependent
  * launches on sm_90 and later, after rc_voxel_zero (voxels and scratch); the
  * CUB launches are ordinary.
  * Which slot a voxel gets depends on the scheduling, nothing written does:
@@ -18,15 +20,18 @@
  * (stats, offsets check) in checked mode. */
 #include "cuda/voxel_table_cuda.cuh"
 
+#include <cub/block/block_scan.cuh>
+
 namespace {
 
 struct hard_out {
   float *voxels;
   int32_t *coords, *num_points, *num_voxels;
   int64_t P, M, C;
-  int64_t G;   /* cells of the grid */
-  int vec4;    /* C == 4, points rows contiguous and 16-byte aligned, voxels aligned */
-  int coords4; /* coords 16-byte aligned */
+  int64_t G;           /* cells of the grid */
+  const int64_t *row0; /* packed: [B+1] first row of each cloud (row0[B] = V); else NULL */
+  int vec4;            /* C == 4, points rows contiguous and 16-byte aligned, voxels aligned */
+  int coords4;         /* coords 16-byte aligned */
 };
 
 /* Step 1, one thread per point: its cell found before the wait for the
@@ -50,6 +55,31 @@ __global__ void insert_kernel(rc_voxel_src s, rc_groups g, rc_voxel_table t, int
   if (checked) rc_voxel_count_dropped(s, g.counters, nonfinite, range);
 }
 
+/* Voxels kept of cloud b: its first points, at most M. */
+__device__ int64_t kept_of(const rc_voxel_src &s, const rc_first_bits &first, int64_t M,
+                           int64_t b) {
+  const int64_t total = (int64_t)rc_first_rank(first, rc_voxel_off(s, b + 1)) -
+                        rc_first_rank(first, rc_voxel_off(s, b));
+  return total < 0 ? 0 : total < M ? total : M;
+}
+
+/* Step 5, one block: row0[b] = kept voxels of clouds 0 .. b-1, b = 0 .. B. */
+__global__ void pack_kernel(rc_voxel_src s, rc_first_bits first, int64_t M, int64_t *row0) {
+  using block_scan = cub::BlockScan<int64_t, RC_VOXEL_THREADS>;
+  __shared__ typename block_scan::TempStorage tmp;
+  rc_pdl_enter();
+  int64_t carry = 0;
+  for (int64_t b0 = 0; b0 < s.B; b0 += RC_VOXEL_THREADS) {
+    const int64_t b = b0 + threadIdx.x;
+    int64_t before, chunk;
+    block_scan(tmp).ExclusiveSum(b < s.B ? kept_of(s, first, M, b) : 0, before, chunk);
+    if (b < s.B) row0[b] = carry + before;
+    carry += chunk;
+    __syncthreads(); /* tmp reused */
+  }
+  if (threadIdx.x == 0) row0[s.B] = carry;
+}
+
 /* Where the voxel of segment e goes: its cloud *b, voxel coordinates ijk
  * and output row (-1: dropped past M; -2: none, offsets that failed the
  * checks). */
@@ -62,7 +92,7 @@ __device__ int64_t voxel_row(const rc_voxel_table &t, const rc_voxel_src &s,
   rc_voxel_unkey(&s.keyer, (int64_t)(k % G), ijk);
   const int64_t v = (int64_t)rc_first_rank(first, rc_table_first(t, slot)) -
                     rc_first_rank(first, rc_voxel_off(s, *b));
-  return v >= o.M ? -1 : v < 0 ? -2 : *b * o.M + v;
+  return v >= o.M ? -1 : v < 0 ? -2 : (o.row0 ? o.row0[*b] : *b * o.M) + v;
 }
 
 /* coords[row] = (b, z, y, x) and num_points[row]. */
@@ -88,7 +118,7 @@ __device__ __forceinline__ void copy_point(const rc_voxel_src &s, const hard_out
   for (int64_t c = 0; c < o.C; c++) dst[c] = rc_vpt(s, i, c);
 }
 
-/* Step 5: small voxels one per thread, padding rows one per thread, big
+/* Step 6: small voxels one per thread, padding rows one per thread, big
  * voxels one per block; in checked mode the dropped voxels and points are
  * counted. */
 __global__ void write_kernel(rc_groups g, rc_voxel_src s, rc_voxel_table t, rc_first_bits first,
@@ -122,11 +152,9 @@ __global__ void write_kernel(rc_groups g, rc_voxel_src s, rc_voxel_table t, rc_f
   }
   for (int64_t r = tid; r < s.B * o.M; r += stride) {
     const int64_t b = r / o.M, v = r % o.M;
-    const int64_t total = (int64_t)rc_first_rank(first, rc_voxel_off(s, b + 1)) -
-                          rc_first_rank(first, rc_voxel_off(s, b));
-    const int64_t kept = total < 0 ? 0 : total < o.M ? total : o.M;
+    const int64_t kept = kept_of(s, first, o.M, b);
     if (v == 0) o.num_voxels[b] = (int32_t)kept;
-    if (v < kept) continue;
+    if (o.row0 ? r < o.row0[s.B] : v < kept) continue;
     const int64_t none[3] = {-1, -1, -1};
     write_head(o, r, -1, none, 0);
   }
@@ -155,7 +183,7 @@ __global__ void write_kernel(rc_groups g, rc_voxel_src s, rc_voxel_table t, rc_f
   rc_voxel_block_add(&g.counters->dropped_voxel_points, dropped_voxel_points);
 }
 
-/* Steps 1-5 on the call's scratch. */
+/* Steps 1-6 on the call's scratch. */
 robocache_status hard(robocache_ctx *ctx, const rc_voxel_problem *p, rc_voxel_call *c) {
   const int N = c->src.N;
   const int64_t G = p->keyer.grid[0] * p->keyer.grid[1] * p->keyer.grid[2];
@@ -165,8 +193,11 @@ robocache_status hard(robocache_ctx *ctx, const rc_voxel_problem *p, rc_voxel_ca
                     "below 2^64 - 1",
                     (long long)p->B, (long long)G);
   rc_table_call tc;
-  void *none = NULL;
-  robocache_status s = rc_table_scratch(ctx, p, c, (int64_t)N + N / 2, 0, &none, 0, &none, &tc);
+  void *none = NULL, *row0 = NULL;
+  const int pack = p->packed && p->B > 1;
+  robocache_status s =
+      rc_table_scratch(ctx, p, c, (int64_t)N + N / 2, 0, &none,
+                       pack ? (size_t)(p->B + 1) * sizeof(int64_t) : 0, &row0, &tc);
   if (s != ROBOCACHE_OK) return s;
   /* one coalesced pass of zeros is faster than zeroing the free slots in the kernel */
   cudaError_t e = rc_voxel_zero(p->voxels.data, (size_t)rc_view_numel(&p->voxels) * sizeof(float),
@@ -176,6 +207,11 @@ robocache_status hard(robocache_ctx *ctx, const rc_voxel_problem *p, rc_voxel_ca
                        c->src, tc.g, tc.t, G, c->checked);
   s = rc_cuda_check(ctx, e, "voxelize_hard insert kernel");
   if (s == ROBOCACHE_OK) s = rc_table_number(ctx, c, &tc);
+  if (s == ROBOCACHE_OK && pack)
+    s = rc_cuda_check(ctx,
+                      rc_cuda_launch(pack_kernel, 1, RC_VOXEL_THREADS, c->stream, c->pdl, c->src,
+                                     tc.first, p->max_voxels, (int64_t *)row0),
+                      "voxelize_hard pack kernel");
   if (s != ROBOCACHE_OK) return s;
   hard_out o = {(float *)p->voxels.data,
                 (int32_t *)p->coords.data,
@@ -185,6 +221,7 @@ robocache_status hard(robocache_ctx *ctx, const rc_voxel_problem *p, rc_voxel_ca
                 p->max_voxels,
                 p->C,
                 G,
+                (const int64_t *)row0,
                 0,
                 ((uintptr_t)p->coords.data & 15) == 0};
   o.vec4 = p->C == 4 && c->src.s1 == 1 && c->src.s0 % 4 == 0 && ((uintptr_t)c->src.pts & 15) == 0 &&

@@ -1,8 +1,9 @@
-/* Host-side helpers of the CPU voxelize backends: cloud rows and per-cloud
- * keyers (PCL VoxelGrid origin). */
+/* Host-side helpers of the CPU voxelize backends: cloud rows, per-cloud
+ * keyers (PCL VoxelGrid origin) and the packed layout of hard voxels. */
 #include "ops/voxel_problem.h"
 
 #include <math.h>
+#include <string.h>
 
 void rc_voxel_cloud_rows(const rc_voxel_problem *p, int64_t b, int64_t *begin, int64_t *end) {
   if (!p->has_offsets) {
@@ -68,4 +69,23 @@ robocache_status rc_voxel_pcl_too_big(robocache_ctx *ctx, const rc_voxel_problem
                   "voxel_downsample: leaf size %g on axis %d is too small for the cloud's "
                   "extent [%g, %g] (more than 2^62 voxels)",
                   (double)p->voxel_size[axis], axis, (double)lo, (double)hi);
+}
+
+void rc_voxel_hard_pack(const rc_voxel_problem *p) {
+  const int64_t M = p->max_voxels, PC = p->max_points * p->C;
+  float *voxels = (float *)p->voxels.data;
+  int32_t *coords = (int32_t *)p->coords.data, *num_points = (int32_t *)p->num_points.data;
+  const int32_t *num_voxels = (const int32_t *)p->num_voxels.data;
+  int64_t row = 0; /* <= b * M: each cloud moves down (or stays) */
+  for (int64_t b = 0; b < p->B; b++) {
+    const int64_t kept = num_voxels[b];
+    memmove(voxels + row * PC, voxels + b * M * PC, (size_t)(kept * PC) * sizeof(float));
+    memmove(coords + row * 4, coords + b * M * 4, (size_t)(kept * 4) * sizeof(int32_t));
+    memmove(num_points + row, num_points + b * M, (size_t)kept * sizeof(int32_t));
+    row += kept;
+  }
+  const int64_t rows = p->B * M;
+  memset(voxels + row * PC, 0, (size_t)((rows - row) * PC) * sizeof(float));
+  memset(num_points + row, 0, (size_t)(rows - row) * sizeof(int32_t));
+  for (int64_t r = row * 4; r < rows * 4; r++) coords[r] = -1;
 }

@@ -34,8 +34,10 @@ typedef struct rc_voxel_problem {
   int64_t F, feat_col;
   rc_view out;
   /* hard: voxels [B*M,P,C] f32, coords [B*M,4] i32, num_points [B*M] i32,
-   * num_voxels [B] i32, all contiguous */
+   * num_voxels [B] i32, all contiguous; packed: cloud b's voxels from row
+   * num_voxels[0] + .. + num_voxels[b-1] (else from b*M) */
   int64_t max_points, max_voxels; /* P, M */
+  int packed;
   rc_view voxels, coords, num_points, num_voxels;
   /* downsample: out_points [capacity,C] f32 contiguous, out_offsets [B+1] i64 */
   rc_view out_points, out_offsets;
@@ -43,7 +45,9 @@ typedef struct rc_voxel_problem {
 } rc_voxel_problem;
 
 /* Backends. Each writes every element of its outputs (zeros for empty voxels
- * and padding, coords -1 for padding rows) and fills *p->stats. */
+ * and padding, coords -1 for padding rows) and fills *p->stats. The CPU
+ * backends write hard voxels in the padded layout (src/ops packs them); the
+ * CUDA backend writes the layout p->packed asks for. */
 robocache_status rc_voxelize_dense_ref(robocache_ctx *ctx, const rc_voxel_problem *p);
 robocache_status rc_voxelize_dense_cpu(robocache_ctx *ctx, const rc_voxel_problem *p);
 robocache_status rc_voxelize_dense_cuda(robocache_ctx *ctx, const rc_voxel_problem *p);
@@ -57,6 +61,10 @@ robocache_status rc_voxel_downsample_cpu(robocache_ctx *ctx, const rc_voxel_prob
 robocache_status rc_voxel_downsample_cuda(robocache_ctx *ctx, const rc_voxel_problem *p);
 
 /* Host helpers for CPU backends (src/ops/voxel_host.c). */
+
+/* Moves the kept voxels of a hard voxelization written in the padded layout
+ * (host memory) to the packed one, the rows after them made padding. */
+void rc_voxel_hard_pack(const rc_voxel_problem *p);
 
 /* Loops over fewer items (points or voxels) than this run on one thread: an
  * OpenMP region costs a wake-up, and on a busy machine threads waiting at its

@@ -198,13 +198,12 @@ robocache_status robocache_voxelize(robocache_ctx *ctx, const robocache_tensor *
                   rc_voxelize_dense_cuda);
 }
 
-robocache_status robocache_voxelize_hard(robocache_ctx *ctx, const robocache_tensor *points,
-                                         const robocache_tensor *offsets, const float voxel_size[3],
-                                         const float point_cloud_range[6],
-                                         int32_t max_points_per_voxel, int32_t max_voxels,
-                                         robocache_tensor *voxels, robocache_tensor *coords,
-                                         robocache_tensor *num_points, robocache_tensor *num_voxels,
-                                         robocache_voxel_stats *stats) {
+static robocache_status
+voxelize_hard(robocache_ctx *ctx, int packed, const robocache_tensor *points,
+              const robocache_tensor *offsets, const float voxel_size[3],
+              const float point_cloud_range[6], int32_t max_points_per_voxel, int32_t max_voxels,
+              robocache_tensor *voxels, robocache_tensor *coords, robocache_tensor *num_points,
+              robocache_tensor *num_voxels, robocache_voxel_stats *stats) {
   rc_clear_error(ctx);
   rc_voxel_problem p;
   if (!point_cloud_range)
@@ -216,6 +215,7 @@ robocache_status robocache_voxelize_hard(robocache_ctx *ctx, const robocache_ten
                     (int)max_points_per_voxel, (int)max_voxels);
   p.max_points = max_points_per_voxel;
   p.max_voxels = max_voxels;
+  p.packed = packed;
   const int64_t BM = p.B * p.max_voxels;
   const int64_t vshape[3] = {BM, p.max_points, p.C}, cshape[2] = {BM, 4}, nshape[1] = {BM},
                 bshape[1] = {p.B};
@@ -227,8 +227,31 @@ robocache_status robocache_voxelize_hard(robocache_ctx *ctx, const robocache_ten
                       &p.num_points));
   RC_TRY(check_output(ctx, &p, num_voxels, "num_voxels [B]", 1, bshape, ROBOCACHE_DTYPE_I32, -1,
                       &p.num_voxels));
-  return dispatch(ctx, &p, stats, rc_voxelize_hard_ref, rc_voxelize_hard_cpu,
-                  rc_voxelize_hard_cuda);
+  robocache_status s =
+      dispatch(ctx, &p, stats, rc_voxelize_hard_ref, rc_voxelize_hard_cpu, rc_voxelize_hard_cuda);
+  if (s == ROBOCACHE_OK && packed && p.B > 1 && p.points.device_type == ROBOCACHE_DEVICE_CPU)
+    rc_voxel_hard_pack(&p);
+  return s;
+}
+
+robocache_status robocache_voxelize_hard(robocache_ctx *ctx, const robocache_tensor *points,
+                                         const robocache_tensor *offsets, const float voxel_size[3],
+                                         const float point_cloud_range[6],
+                                         int32_t max_points_per_voxel, int32_t max_voxels,
+                                         robocache_tensor *voxels, robocache_tensor *coords,
+                                         robocache_tensor *num_points, robocache_tensor *num_voxels,
+                                         robocache_voxel_stats *stats) {
+  return voxelize_hard(ctx, 0, points, offsets, voxel_size, point_cloud_range, max_points_per_voxel,
+                       max_voxels, voxels, coords, num_points, num_voxels, stats);
+}
+
+robocache_status robocache_voxelize_hard_packed(
+    robocache_ctx *ctx, const robocache_tensor *points, const robocache_tensor *offsets,
+    const float voxel_size[3], const float point_cloud_range[6], int32_t max_points_per_voxel,
+    int32_t max_voxels, robocache_tensor *voxels, robocache_tensor *coords,
+    robocache_tensor *num_points, robocache_tensor *num_voxels, robocache_voxel_stats *stats) {
+  return voxelize_hard(ctx, 1, points, offsets, voxel_size, point_cloud_range, max_points_per_voxel,
+                       max_voxels, voxels, coords, num_points, num_voxels, stats);
 }
 
 robocache_status robocache_voxel_downsample(robocache_ctx *ctx, const robocache_tensor *points,

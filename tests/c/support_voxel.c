@@ -119,16 +119,26 @@ void rcv_hard_out(const rct_tensor *points, const rct_tensor *offsets, int32_t P
   r->num_voxels = rct_make1(ROBOCACHE_DTYPE_I32, B);
 }
 
-rcv_result rcv_hard(const rct_tensor *points, const rct_tensor *offsets, rcv_grid g, int32_t P,
-                    int32_t M, rcv_run run) {
+static rcv_result hard(const rct_tensor *points, const rct_tensor *offsets, rcv_grid g, int32_t P,
+                       int32_t M, rcv_run run, int packed) {
   rcv_result r = {0};
   robocache_ctx *ctx = make_ctx(run);
   rcv_hard_out(points, offsets, P, M, &r);
   rcv_finish(&r, ctx,
-             robocache_voxelize_hard(ctx, &points->t, offsets ? &offsets->t : NULL, g.voxel_size,
-                                     g.range, P, M, &r.voxels->t, &r.coords->t, &r.num_points->t,
-                                     &r.num_voxels->t, &r.stats));
+             (packed ? robocache_voxelize_hard_packed : robocache_voxelize_hard)(
+                 ctx, &points->t, offsets ? &offsets->t : NULL, g.voxel_size, g.range, P, M,
+                 &r.voxels->t, &r.coords->t, &r.num_points->t, &r.num_voxels->t, &r.stats));
   return r;
+}
+
+rcv_result rcv_hard(const rct_tensor *points, const rct_tensor *offsets, rcv_grid g, int32_t P,
+                    int32_t M, rcv_run run) {
+  return hard(points, offsets, g, P, M, run, 0);
+}
+
+rcv_result rcv_hard_packed(const rct_tensor *points, const rct_tensor *offsets, rcv_grid g,
+                           int32_t P, int32_t M, rcv_run run) {
+  return hard(points, offsets, g, P, M, run, 1);
 }
 
 rcv_result rcv_downsample(const rct_tensor *points, const rct_tensor *offsets, rcv_grid g,

@@ -76,6 +76,9 @@ rcv_result rcv_dense(const rct_tensor *points, const rct_tensor *offsets, rcv_gr
 /* Hard voxelization with P, M. */
 rcv_result rcv_hard(const rct_tensor *points, const rct_tensor *offsets, rcv_grid g, int32_t P,
                     int32_t M, rcv_run run);
+/* The same with robocache_voxelize_hard_packed. */
+rcv_result rcv_hard_packed(const rct_tensor *points, const rct_tensor *offsets, rcv_grid g,
+                           int32_t P, int32_t M, rcv_run run);
 /* Downsample into out [capacity, C]. */
 rcv_result rcv_downsample(const rct_tensor *points, const rct_tensor *offsets, rcv_grid g,
                           int64_t capacity, rcv_run run);

@@ -7,7 +7,8 @@
  * max_points_per_voxel, voxels of every size class of the GPU's grouping
  * (one thread, one block, cub-sorted; all points in one voxel; more giant
  * voxels than one cub call sorts), too small downsample capacity, bad
- * offsets; every op also unchecked (robocache_ctx_set_sync_checks 0).
+ * offsets; batches of hard voxels in both layouts (padded and packed);
+ * every op also unchecked (robocache_ctx_set_sync_checks 0).
  *
  * Bound: none. Every output, status and stats counter must be bitwise equal
  * to the CPU backend's: integers by construction, sums / means because the
@@ -113,8 +114,8 @@ static rcv_result gpu_dense(rct_tensor *points, rct_tensor *offsets, rcv_grid g,
   return gpu_dense_at(points, offsets, g, mode, dtype, checked, 0);
 }
 
-static rcv_result gpu_hard(rct_tensor *points, rct_tensor *offsets, rcv_grid g, int32_t P,
-                           int32_t M, int checked) {
+static rcv_result gpu_hard_as(rct_tensor *points, rct_tensor *offsets, rcv_grid g, int32_t P,
+                              int32_t M, int checked, int packed) {
   rcv_result r = {0};
   robocache_ctx *ctx = new_ctx(checked);
   rcv_hard_out(points, offsets, P, M, &r);
@@ -124,12 +125,17 @@ static rcv_result gpu_hard(rct_tensor *points, rct_tensor *offsets, rcv_grid g, 
   CU(cudaMemset(c->t.data, 0x7F, r.coords->nbytes));
   CU(cudaMemset(np->t.data, 0x7F, r.num_points->nbytes));
   CU(cudaMemset(nv->t.data, 0x7F, r.num_voxels->nbytes));
-  robocache_status s = robocache_voxelize_hard(ctx, dv(p), dv(o), g.voxel_size, g.range, P, M,
-                                               dv(v), dv(c), dv(np), dv(nv), &r.stats);
+  robocache_status s = (packed ? robocache_voxelize_hard_packed : robocache_voxelize_hard)(
+      ctx, dv(p), dv(o), g.voxel_size, g.range, P, M, dv(v), dv(c), dv(np), dv(nv), &r.stats);
   gpu_finish(&r, ctx, s);
   back_and_free(p), back_and_free(o), back_and_free(v), back_and_free(c);
   back_and_free(np), back_and_free(nv);
   return r;
+}
+
+static rcv_result gpu_hard(rct_tensor *points, rct_tensor *offsets, rcv_grid g, int32_t P,
+                           int32_t M, int checked) {
+  return gpu_hard_as(points, offsets, g, P, M, checked, 0);
 }
 
 /* out starts as zeros (as rcv_downsample's): rows past the voxels are not
@@ -178,6 +184,19 @@ static void assert_runs_agree(rcv_result *c, rcv_result *a, rcv_result *b, rcv_r
   rcv_free(a), rcv_free(b), rcv_free(c), rcv_free(&u);
 }
 
+/* Hard voxels (packed or padded layout): GPU == CPU and GPU == GPU again,
+ * also unchecked. */
+static void check_hard(rct_tensor *pts, rct_tensor *off, rcv_grid g, int32_t P, int32_t M,
+                       const char *what, int packed) {
+  char label[256];
+  snprintf(label, sizeof label, "%s: hard%s P=%d M=%d", what, packed ? " packed" : "", (int)P,
+           (int)M);
+  rcv_result c = (packed ? rcv_hard_packed : rcv_hard)(pts, off, g, P, M, CPU);
+  rcv_result a = gpu_hard_as(pts, off, g, P, M, 1, packed);
+  rcv_result b = gpu_hard_as(pts, off, g, P, M, 1, packed);
+  assert_runs_agree(&c, &a, &b, gpu_hard_as(pts, off, g, P, M, 0, packed), label);
+}
+
 /* GPU == CPU and GPU == GPU again, for every op and dense mode / dtype,
  * also unchecked. */
 static void check_all(rct_tensor *pts, rct_tensor *off, rcv_grid g, int32_t P, int32_t M,
@@ -199,13 +218,8 @@ static void check_all(rct_tensor *pts, rct_tensor *off, rcv_grid g, int32_t P, i
       assert_runs_agree(&c, &a, &b, gpu_dense(pts, off, g, mode, dtype, 0), label);
     }
   }
-  if (g.range) {
-    snprintf(label, sizeof label, "%s: hard P=%d M=%d", what, (int)P, (int)M);
-    rcv_result c = rcv_hard(pts, off, g, P, M, CPU);
-    rcv_result a = gpu_hard(pts, off, g, P, M, 1);
-    rcv_result b = gpu_hard(pts, off, g, P, M, 1);
-    assert_runs_agree(&c, &a, &b, gpu_hard(pts, off, g, P, M, 0), label);
-  }
+  if (g.range) check_hard(pts, off, g, P, M, what, 0);
+  if (g.range && off) check_hard(pts, off, g, P, M, what, 1);
   snprintf(label, sizeof label, "%s: downsample", what);
   const int64_t n = pts->shape[0];
   rcv_result c = rcv_downsample(pts, off, g, n, CPU);
@@ -373,6 +387,22 @@ static void test_random_clouds(void **state) {
     rct_free(offsets);
     rct_free(pts);
   }
+}
+
+/* Hard voxels of a batch of more clouds than the packed layout's scan block
+ * (256), about a quarter of them empty, many filling M. */
+static void test_many_clouds_hard(void **state) {
+  (void)state;
+  rct_rng r = rct_rng_seed(20261124);
+  enum { B = 700 };
+  int64_t off[B + 1] = {0};
+  for (int b = 0; b < B; b++)
+    off[b + 1] = off[b] + (rct_rng_int(&r, 0, 3) == 0 ? 0 : rct_rng_int(&r, 1, 60));
+  rct_tensor *pts = random_cloud(&r, off[B], 4), *offsets = rcv_offsets(off, B);
+  rcv_grid g = {{0.5f, 0.5f, 0.5f}, BOX};
+  for (int packed = 0; packed < 2; packed++)
+    check_hard(pts, offsets, g, 2, 20, "700 clouds", packed);
+  rct_free(offsets), rct_free(pts);
 }
 
 /* MAX in the total order of the floats and NaN sums (rcv_special_points),
@@ -657,6 +687,10 @@ static void test_edge_cases_and_errors(void **state) {
       assert_string_equal(got[j]->message, want.message);
     }
     rcv_free(&h), rcv_free(&d), rcv_free(&e), rcv_free(&want);
+    /* unchecked: unspecified rows, within the outputs (compute-sanitizer) */
+    h = gpu_hard_as(pts, off, g, 3, 10, 0, 1);
+    assert_int_equal(h.status, ROBOCACHE_OK);
+    rcv_free(&h);
     rct_free(off);
   }
   rct_free(pts), rct_free(none), rct_free(zoff);
@@ -672,6 +706,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_batch_of_scans),
       cmocka_unit_test(test_pcl_downsample),
       cmocka_unit_test(test_random_clouds),
+      cmocka_unit_test(test_many_clouds_hard),
       cmocka_unit_test(test_special_values),
       cmocka_unit_test(test_big_voxels),
       cmocka_unit_test(test_many_giant_voxels),

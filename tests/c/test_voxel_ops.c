@@ -307,33 +307,48 @@ static rct_tensor *cloud_of(const rct_tensor *pts, int64_t b) {
   return rcv_points((const float *)pts->t.data + RAND_OFF[b] * C, n, C);
 }
 
-static void test_batched_equals_per_cloud(void **state) {
-  (void)state;
+/* Rows first .. first+n-1 of the batch's hard voxels equal rows 0 .. n-1 of
+ * cloud b's own, whose coords[:, 0] is b (-1 on padding rows). */
+static void assert_cloud_rows(const rcv_result *batch, int64_t first, const rcv_result *one,
+                              int64_t n, int64_t b) {
+  const int64_t rowP = batch->voxels->shape[1] * batch->voxels->shape[2];
+  for (int64_t r = 0; r < n; r++) {
+    int64_t row = first + r;
+    assert_int_equal(rct_get(batch->num_points, row), rct_get(one->num_points, r));
+    double b0 = rct_get(one->coords, r * 4) < 0 ? -1.0 : (double)b;
+    assert_true(rct_get(batch->coords, row * 4) == b0);
+    for (int a = 1; a < 4; a++)
+      assert_true(rct_get(batch->coords, row * 4 + a) == rct_get(one->coords, r * 4 + a));
+    for (int64_t j = 0; j < rowP; j++)
+      assert_true(rct_get_bits(batch->voxels, row * rowP + j) ==
+                  rct_get_bits(one->voxels, r * rowP + j));
+  }
+}
+
+/* Batch of RAND_OFF (clouds of 2000, 0 and 3000 points) against each cloud
+ * alone, hard voxels with P = 3 and M. */
+static void batched_equals_per_cloud(int32_t M) {
   rcv_grid g = {{1.0f, 0.5f, 0.75f}, RAND_RANGE};
   rct_tensor *off = rcv_offsets(RAND_OFF, 3), *pts = rcv_random_points(11, 5000, 4);
-  const int32_t P = 3, M = 60;
+  const int32_t P = 3;
   rcv_result dense = rcv_dense(pts, off, g, ROBOCACHE_VOXEL_SUM, ROBOCACHE_DTYPE_F32, CPU);
   rcv_result hard = rcv_hard(pts, off, g, P, M, CPU);
+  rcv_result packed = rcv_hard_packed(pts, off, g, P, M, CPU);
   rcv_result down = rcv_downsample(pts, off, g, 5000, CPU);
-  int64_t G = rct_numel(dense.out) / 3, rowP = P * 4;
+  assert_memory_equal(&hard.stats, &packed.stats, sizeof hard.stats);
+  int64_t G = rct_numel(dense.out) / 3, row = 0;
   for (int64_t b = 0; b < 3; b++) {
     rct_tensor *one = cloud_of(pts, b);
     rcv_result d1 = rcv_dense(one, NULL, g, ROBOCACHE_VOXEL_SUM, ROBOCACHE_DTYPE_F32, CPU);
     for (int64_t i = 0; i < G; i++)
       assert_true(rct_get_bits(dense.out, b * G + i) == rct_get_bits(d1.out, i));
     rcv_result h1 = rcv_hard(one, NULL, g, P, M, CPU);
-    assert_int_equal(rct_get(hard.num_voxels, b), rct_get(h1.num_voxels, 0));
-    for (int64_t r = 0; r < M; r++) {
-      int64_t row = b * M + r;
-      assert_int_equal(rct_get(hard.num_points, row), rct_get(h1.num_points, r));
-      double b0 = rct_get(h1.coords, r * 4) < 0 ? -1.0 : (double)b;
-      assert_true(rct_get(hard.coords, row * 4) == b0);
-      for (int a = 1; a < 4; a++)
-        assert_true(rct_get(hard.coords, row * 4 + a) == rct_get(h1.coords, r * 4 + a));
-      for (int64_t j = 0; j < rowP; j++)
-        assert_true(rct_get_bits(hard.voxels, row * rowP + j) ==
-                    rct_get_bits(h1.voxels, r * rowP + j));
-    }
+    const int64_t kept = (int64_t)rct_get(h1.num_voxels, 0);
+    assert_int_equal(rct_get(hard.num_voxels, b), kept);
+    assert_int_equal(rct_get(packed.num_voxels, b), kept);
+    assert_cloud_rows(&hard, b * M, &h1, M, b);
+    assert_cloud_rows(&packed, row, &h1, kept, b); /* packed: the kept rows, cloud after cloud */
+    row += kept;
     rcv_result s1 = rcv_downsample(one, NULL, g, 5000, CPU);
     int64_t lo = rct_get_i64(down.out_offsets, b), hi = rct_get_i64(down.out_offsets, b + 1);
     assert_int_equal(hi - lo, rct_get_i64(s1.out_offsets, 1));
@@ -344,11 +359,27 @@ static void test_batched_equals_per_cloud(void **state) {
     rcv_free(&s1);
     rct_free(one);
   }
+  /* M = 60: both non-empty clouds are full; M = 1000: neither */
+  assert_true(M == 60 ? row == 2 * M : row > M && row < 2 * M);
+  assert_int_equal(row, packed.stats.voxels_nonempty - packed.stats.voxels_dropped_max_voxels);
+  for (int64_t r = row; r < 3 * M; r++) {
+    assert_int_equal(rct_get(packed.num_points, r), 0);
+    for (int a = 0; a < 4; a++) assert_true(rct_get(packed.coords, r * 4 + a) == -1.0);
+    for (int64_t j = 0; j < P * 4; j++)
+      assert_true(rct_get_bits(packed.voxels, r * P * 4 + j) == 0);
+  }
   rcv_free(&dense);
   rcv_free(&hard);
+  rcv_free(&packed);
   rcv_free(&down);
   rct_free(pts);
   rct_free(off);
+}
+
+static void test_batched_equals_per_cloud(void **state) {
+  (void)state;
+  batched_equals_per_cloud(60);
+  batched_equals_per_cloud(1000);
 }
 
 static void test_strided_points(void **state) {

@@ -87,14 +87,18 @@ def test_hard_equals_cpu(preset, padded):
 
 
 @pytest.mark.parametrize("check", [True, False])
-def test_one_cloud_equals_cpu(check):
-    """Without offsets the Python layer takes the number of voxels from the
-    checked stats (check=True) or reads it back (check=False)."""
+def test_row_count_paths_equal_cpu(check):
+    """The Python layer takes the number of voxels from the checked stats
+    (check=True) or reads it back (check=False), for one cloud and a batch."""
     pts = torch.from_numpy(load_bin(KITTI, 4))
+    batch, offsets = _batch()
     size, rng, P, _ = PRESETS["second-kitti"]
-    for M in (40000, 5000):  # 5000: max_voxels drops voxels of this scan
+    for M in (40000, 5000):  # 5000: max_voxels drops voxels of the KITTI scans
         _same(robocache.voxelize_hard(pts.cuda(), size, rng, P, M, check=check),
               robocache.voxelize_hard(pts, size, rng, P, M))
+        _same(robocache.voxelize_hard(batch.cuda(), size, rng, P, M, offsets=offsets.cuda(),
+                                      check=check),
+              robocache.voxelize_hard(batch, size, rng, P, M, offsets=offsets))
     for leaf in (0.1, 1.0):
         _same(robocache.voxel_downsample(pts.cuda(), leaf, check=check),
               robocache.voxel_downsample(pts, leaf))

@@ -68,20 +68,29 @@ def _batch():
     return clouds, offsets
 
 
-def test_batch_concatenated_layout():
+@pytest.mark.parametrize("M", [6000, 12000])
+def test_batch_concatenated_layout(M):
     """Batched outputs are each cloud's voxels in batch order with the batch
-    index in coords[:, 0] (mmdet3d's layout)."""
+    index in coords[:, 0] (mmdet3d's layout), views of the first V rows of
+    outputs of B*M rows whose other rows are padding. M = 6000 drops voxels
+    of the two raw KITTI scans (about 10,000 each), 12000 none."""
     clouds, offsets = _batch()
-    size, rng, P, M = PRESETS["pointpillars-kitti"]
-    voxels, coords, num_points, num_voxels = robocache.voxelize_hard(
-        np.concatenate(clouds), size, rng, P, M, offsets=offsets)
+    size, rng, P, _ = PRESETS["pointpillars-kitti"]
+    outs = robocache.voxelize_hard(np.concatenate(clouds), size, rng, P, M, offsets=offsets,
+                                   return_stats=True)
+    voxels, coords, num_points, num_voxels, stats = outs
     wants = [hard_oracle(c, size, rng, P, M) for c in clouds]
     for b, w in enumerate(wants):
         w[1][:, 0] = b
     assert num_voxels.tolist() == [len(w[0]) for w in wants]
+    assert (stats["voxels_dropped_max_voxels"] > 0) == (M == 6000)
     np.testing.assert_array_equal(voxels, np.concatenate([w[0] for w in wants]))
     np.testing.assert_array_equal(coords, np.concatenate([w[1] for w in wants]))
     np.testing.assert_array_equal(num_points, np.concatenate([w[2] for w in wants]))
+    V, rows = len(voxels), len(clouds) * M
+    for x, pad in zip(outs[:3], (0, -1, 0)):
+        assert x.base is not None and x.base.shape[0] == rows
+        assert (x.base[V:] == pad).all()
 
 
 def test_batch_padded_layout():

@@ -123,7 +123,9 @@ def test_opcheck():
         torch.library.opcheck(ops.voxelize.default,
                               (points.clone().requires_grad_(mode == "mean"), offsets, size, rng,
                                mode, dtype, None))
-    torch.library.opcheck(ops.voxelize_hard.default, (points, offsets, size, rng, 3, 500, None))
+    for packed in (False, True):
+        torch.library.opcheck(ops.voxelize_hard.default,
+                              (points, offsets, size, rng, 3, 500, packed, None))
     torch.library.opcheck(ops.voxel_downsample.default, (points, offsets, size, None, None))
     torch.library.opcheck(ops.voxel_downsample.default, (points, None, size, rng, None))
 
