@@ -1,6 +1,6 @@
 """Per-call time of the public Python calls on CUDA PyTorch tensors, against
 the extension's C entry point called with outputs allocated once: what the
-Python layer (argument checks, output allocation, DLPack, stats, compaction)
+Python layer (argument checks, output allocation, DLPack, stats, row slices)
 adds to each GPU call.
 
     python3 bench/bench_gpu_python.py [--out bench/results] [--calls 300]
