@@ -13,7 +13,6 @@ The scans are the two raw KITTI frames in data/pointclouds, alternating.
 import argparse
 import pathlib
 
-import numpy as np
 import torch
 
 import robocache
@@ -27,7 +26,7 @@ def main():
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--scans", type=int, default=4)
     a = ap.parse_args()
-    frames = [np.fromfile(f, dtype=np.float32).reshape(-1, 4) for f in FRAMES]
+    frames = [robocache.read_point_cloud(f) for f in FRAMES]  # [N,4]: x y z intensity
     scans = [torch.from_numpy(frames[i % 2]) for i in range(a.scans)]
     # a batch is the scans' points concatenated, with offsets [B+1]
     points = torch.cat(scans).to(a.device)

@@ -6,6 +6,7 @@ point clouds, on CPU and CUDA, zero-copy through DLPack (PyTorch, NumPy, CuPy, J
     out, valid = robocache.align([robocache.Stream(imu, t_imu, name="imu"),
                                   robocache.Stream(quat, t_gt, method="slerp")],
                                  target_times)
+    points = robocache.read_point_cloud("scan.pcd")
     grid = robocache.voxelize(points, voxel_size, point_cloud_range, mode="count")
     voxels, coords, num_points, num_voxels = robocache.voxelize_hard(
         points, **robocache.voxel_preset("pointpillars-kitti"))
@@ -23,12 +24,13 @@ if _C.version() != __version__:
         "it (pip install .)")
 
 from ._api import Stream, align, resample, uniform_grid  # noqa: E402
+from ._pointcloud_api import read_point_cloud  # noqa: E402
 from ._voxel_api import (voxel_downsample, voxel_preset, voxel_preset_names,  # noqa: E402
                          voxelize, voxelize_hard)
 
 RobocacheError = _C.RobocacheError
 has_cuda = _C.has_cuda
 
-__all__ = ["RobocacheError", "Stream", "__version__", "align", "has_cuda", "resample",
-           "uniform_grid", "voxel_downsample", "voxel_preset", "voxel_preset_names", "voxelize",
-           "voxelize_hard"]
+__all__ = ["RobocacheError", "Stream", "__version__", "align", "has_cuda", "read_point_cloud",
+           "resample", "uniform_grid", "voxel_downsample", "voxel_preset", "voxel_preset_names",
+           "voxelize", "voxelize_hard"]

@@ -106,5 +106,6 @@ extern PyMethodDef rcpy_align_methods[];
 extern PyMethodDef rcpy_grid_methods[];
 extern PyMethodDef rcpy_voxelize_methods[];
 extern PyMethodDef rcpy_bench_methods[];
+extern PyMethodDef rcpy_pointcloud_methods[];
 
 #endif

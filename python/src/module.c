@@ -20,8 +20,9 @@ PyMethodDef rcpy_core_methods[] = {
      "True when the library has its CUDA backend and a CUDA device is usable."},
     {NULL, NULL, 0, NULL}};
 
-static PyMethodDef *const k_tables[] = {rcpy_core_methods, rcpy_align_methods, rcpy_grid_methods,
-                                        rcpy_voxelize_methods, rcpy_bench_methods};
+static PyMethodDef *const k_tables[] = {rcpy_core_methods,  rcpy_align_methods,
+                                        rcpy_grid_methods,  rcpy_voxelize_methods,
+                                        rcpy_bench_methods, rcpy_pointcloud_methods};
 
 static struct PyModuleDef k_module = {
     PyModuleDef_HEAD_INIT, .m_name = "robocache._C",
