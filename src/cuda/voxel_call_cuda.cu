@@ -11,24 +11,12 @@ robocache_status offsets_message(robocache_ctx *ctx, const rc_voxel_problem *p) 
   if (!h) return rc_error(ctx, ROBOCACHE_OUT_OF_MEMORY, "voxelize (cuda): out of memory");
   cudaError_t e = cudaMemcpy2D(h, sizeof *h, p->offsets.data, (size_t)st * sizeof *h, sizeof *h,
                                (size_t)n, cudaMemcpyDeviceToHost);
-  robocache_status s;
-  if (e != cudaSuccess) {
-    s = rc_cuda_error(ctx, e, "reading offsets back");
-  } else if (h[0] != 0) {
-    s = rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT, "offsets[0] must be 0, got %lld",
-                 (long long)h[0]);
-  } else {
-    s = ROBOCACHE_INTERNAL;
-    for (int64_t b = 0; b < p->B && s == ROBOCACHE_INTERNAL; b++)
-      if (h[b + 1] < h[b])
-        s = rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT,
-                     "offsets decrease: offsets[%lld] = %lld > offsets[%lld] = %lld", (long long)b,
-                     (long long)h[b], (long long)(b + 1), (long long)h[b + 1]);
-    if (s == ROBOCACHE_INTERNAL)
-      s = rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT,
-                   "offsets[B] = %lld must equal the number of points N = %lld", (long long)h[p->B],
-                   (long long)p->N);
-  }
+  robocache_status s = e != cudaSuccess ? rc_cuda_error(ctx, e, "reading offsets back")
+                                        : rc_voxel_check_offsets_host(ctx, h, 1, p->B, p->N);
+  if (s == ROBOCACHE_OK)
+    s = rc_error(ctx, ROBOCACHE_INTERNAL,
+                 "voxelize (cuda): the device found bad offsets that "
+                 "pass the host check");
   free(h);
   return s;
 }

@@ -71,6 +71,15 @@ robocache_status rc_voxel_pcl_too_big(robocache_ctx *ctx, const rc_voxel_problem
                   (double)p->voxel_size[axis], axis, (double)lo, (double)hi);
 }
 
+/* Rows [lo, hi) of the hard outputs become padding. */
+static void pad_rows(const rc_voxel_problem *p, int64_t lo, int64_t hi) {
+  const int64_t PC = p->max_points * p->C;
+  memset((float *)p->voxels.data + lo * PC, 0, (size_t)((hi - lo) * PC) * sizeof(float));
+  memset((int32_t *)p->num_points.data + lo, 0, (size_t)(hi - lo) * sizeof(int32_t));
+  int32_t *coords = (int32_t *)p->coords.data;
+  for (int64_t r = lo * 4; r < hi * 4; r++) coords[r] = -1;
+}
+
 void rc_voxel_hard_pack(const rc_voxel_problem *p) {
   const int64_t M = p->max_voxels, PC = p->max_points * p->C;
   float *voxels = (float *)p->voxels.data;
@@ -84,8 +93,10 @@ void rc_voxel_hard_pack(const rc_voxel_problem *p) {
     memmove(num_points + row, num_points + b * M, (size_t)kept * sizeof(int32_t));
     row += kept;
   }
-  const int64_t rows = p->B * M;
-  memset(voxels + row * PC, 0, (size_t)((rows - row) * PC) * sizeof(float));
-  memset(num_points + row, 0, (size_t)(rows - row) * sizeof(int32_t));
-  for (int64_t r = row * 4; r < rows * 4; r++) coords[r] = -1;
+  /* the moves wrote only rows < V; rows >= V are still the backend's, padding
+   * except where they held a cloud's kept voxels */
+  for (int64_t b = 0; b < p->B; b++) {
+    const int64_t lo = b * M > row ? b * M : row, hi = b * M + num_voxels[b];
+    if (lo < hi) pad_rows(p, lo, hi);
+  }
 }

@@ -60,6 +60,12 @@ robocache_status rc_voxel_downsample_ref(robocache_ctx *ctx, const rc_voxel_prob
 robocache_status rc_voxel_downsample_cpu(robocache_ctx *ctx, const rc_voxel_problem *p);
 robocache_status rc_voxel_downsample_cuda(robocache_ctx *ctx, const rc_voxel_problem *p);
 
+/* INVALID_ARGUMENT naming the first failed check of host offsets off[0 ..
+ * B] (stride s): off[0] == 0, non-decreasing, off[B] == N (src/ops/voxelize.c;
+ * the CUDA backend calls it on offsets read back). */
+robocache_status rc_voxel_check_offsets_host(robocache_ctx *ctx, const int64_t *off, int64_t s,
+                                             int64_t B, int64_t N);
+
 /* Host helpers for CPU backends (src/ops/voxel_host.c). */
 
 /* Moves the kept voxels of a hard voxelization written in the padded layout

@@ -75,21 +75,20 @@ static robocache_status check_output(robocache_ctx *ctx, const rc_voxel_problem 
   return ROBOCACHE_OK;
 }
 
-static robocache_status check_offsets_data(robocache_ctx *ctx, const rc_voxel_problem *p) {
-  const int64_t *off = (const int64_t *)p->offsets.data;
-  int64_t s = p->offsets.strides[0];
+robocache_status rc_voxel_check_offsets_host(robocache_ctx *ctx, const int64_t *off, int64_t s,
+                                             int64_t B, int64_t N) {
   if (off[0] != 0)
     return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT, "offsets[0] must be 0, got %lld",
                     (long long)off[0]);
-  for (int64_t b = 0; b < p->B; b++)
+  for (int64_t b = 0; b < B; b++)
     if (off[(b + 1) * s] < off[b * s])
       return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT,
                       "offsets decrease: offsets[%lld] = %lld > offsets[%lld] = %lld", (long long)b,
                       (long long)off[b * s], (long long)(b + 1), (long long)off[(b + 1) * s]);
-  if (off[p->B * s] != p->N)
+  if (off[B * s] != N)
     return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT,
                     "offsets[B] = %lld must equal the number of points N = %lld",
-                    (long long)off[p->B * s], (long long)p->N);
+                    (long long)off[B * s], (long long)N);
   return ROBOCACHE_OK;
 }
 
@@ -131,7 +130,9 @@ static robocache_status build_problem(robocache_ctx *ctx, rc_voxel_op op,
                       (int)p->points.device_type, (int)p->points.device_id);
     p->B = p->offsets.shape[0] - 1;
     p->has_offsets = 1;
-    if (p->points.device_type == ROBOCACHE_DEVICE_CPU) RC_TRY(check_offsets_data(ctx, p));
+    if (p->points.device_type == ROBOCACHE_DEVICE_CPU)
+      RC_TRY(rc_voxel_check_offsets_host(ctx, (const int64_t *)p->offsets.data,
+                                         p->offsets.strides[0], p->B, p->N));
   }
   if (!voxel_size) return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT, "voxel_size must not be NULL");
   memcpy(p->voxel_size, voxel_size, sizeof p->voxel_size);

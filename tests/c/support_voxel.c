@@ -153,6 +153,22 @@ rcv_result rcv_downsample(const rct_tensor *points, const rct_tensor *offsets, r
   return r;
 }
 
+void rcv_assert_cloud_rows(const rcv_result *batch, int64_t first, const rcv_result *one, int64_t n,
+                           int64_t b) {
+  const int64_t rowP = batch->voxels->shape[1] * batch->voxels->shape[2];
+  for (int64_t r = 0; r < n; r++) {
+    int64_t row = first + r;
+    assert_int_equal(rct_get(batch->num_points, row), rct_get(one->num_points, r));
+    double b0 = rct_get(one->coords, r * 4) < 0 ? -1.0 : (double)b;
+    assert_true(rct_get(batch->coords, row * 4) == b0);
+    for (int a = 1; a < 4; a++)
+      assert_true(rct_get(batch->coords, row * 4 + a) == rct_get(one->coords, r * 4 + a));
+    for (int64_t j = 0; j < rowP; j++)
+      assert_true(rct_get_bits(batch->voxels, row * rowP + j) ==
+                  rct_get_bits(one->voxels, r * rowP + j));
+  }
+}
+
 void rcv_free(rcv_result *r) {
   rct_free(r->out);
   rct_free(r->out_offsets);

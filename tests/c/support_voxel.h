@@ -84,6 +84,11 @@ rcv_result rcv_downsample(const rct_tensor *points, const rct_tensor *offsets, r
                           int64_t capacity, rcv_run run);
 void rcv_free(rcv_result *r);
 
+/* Fails unless rows first .. first+n-1 of a batch's hard voxels equal rows
+ * 0 .. n-1 of cloud b's own result, whose coords[:, 0] is b (-1 on padding
+ * rows). */
+void rcv_assert_cloud_rows(const rcv_result *batch, int64_t first, const rcv_result *one, int64_t n,
+                           int64_t b);
 /* Fails unless both results have the same status, stats and bitwise equal
  * outputs. */
 void rcv_assert_same(const rcv_result *a, const rcv_result *b, const char *what);

@@ -331,15 +331,7 @@ static void test_batch_of_scans(void **state) {
   for (int b = 0; b < 8; b++) {
     rcv_result r = gpu_hard(parts[b], NULL, g, P, M, 1);
     assert_int_equal(rct_get(batch.num_voxels, b), rct_get(r.num_voxels, 0));
-    for (int64_t i = 0; i < M * P * 4; i++)
-      assert_true(rct_get_bits(batch.voxels, b * M * P * 4 + i) == rct_get_bits(r.voxels, i));
-    for (int64_t i = 0; i < M; i++) {
-      assert_true(rct_get(batch.num_points, b * M + i) == rct_get(r.num_points, i));
-      double want_b = rct_get(r.coords, i * 4) < 0 ? -1.0 : (double)b;
-      assert_true(rct_get(batch.coords, (b * M + i) * 4) == want_b);
-      for (int a = 1; a < 4; a++)
-        assert_true(rct_get(batch.coords, (b * M + i) * 4 + a) == rct_get(r.coords, i * 4 + a));
-    }
+    rcv_assert_cloud_rows(&batch, b * M, &r, M, b);
     rcv_free(&r);
   }
   rcv_free(&batch);

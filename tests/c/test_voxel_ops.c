@@ -307,24 +307,6 @@ static rct_tensor *cloud_of(const rct_tensor *pts, int64_t b) {
   return rcv_points((const float *)pts->t.data + RAND_OFF[b] * C, n, C);
 }
 
-/* Rows first .. first+n-1 of the batch's hard voxels equal rows 0 .. n-1 of
- * cloud b's own, whose coords[:, 0] is b (-1 on padding rows). */
-static void assert_cloud_rows(const rcv_result *batch, int64_t first, const rcv_result *one,
-                              int64_t n, int64_t b) {
-  const int64_t rowP = batch->voxels->shape[1] * batch->voxels->shape[2];
-  for (int64_t r = 0; r < n; r++) {
-    int64_t row = first + r;
-    assert_int_equal(rct_get(batch->num_points, row), rct_get(one->num_points, r));
-    double b0 = rct_get(one->coords, r * 4) < 0 ? -1.0 : (double)b;
-    assert_true(rct_get(batch->coords, row * 4) == b0);
-    for (int a = 1; a < 4; a++)
-      assert_true(rct_get(batch->coords, row * 4 + a) == rct_get(one->coords, r * 4 + a));
-    for (int64_t j = 0; j < rowP; j++)
-      assert_true(rct_get_bits(batch->voxels, row * rowP + j) ==
-                  rct_get_bits(one->voxels, r * rowP + j));
-  }
-}
-
 /* Batch of RAND_OFF (clouds of 2000, 0 and 3000 points) against each cloud
  * alone, hard voxels with P = 3 and M. */
 static void batched_equals_per_cloud(int32_t M) {
@@ -346,8 +328,9 @@ static void batched_equals_per_cloud(int32_t M) {
     const int64_t kept = (int64_t)rct_get(h1.num_voxels, 0);
     assert_int_equal(rct_get(hard.num_voxels, b), kept);
     assert_int_equal(rct_get(packed.num_voxels, b), kept);
-    assert_cloud_rows(&hard, b * M, &h1, M, b);
-    assert_cloud_rows(&packed, row, &h1, kept, b); /* packed: the kept rows, cloud after cloud */
+    rcv_assert_cloud_rows(&hard, b * M, &h1, M, b);
+    rcv_assert_cloud_rows(&packed, row, &h1, kept,
+                          b); /* packed: the kept rows, cloud after cloud */
     row += kept;
     rcv_result s1 = rcv_downsample(one, NULL, g, 5000, CPU);
     int64_t lo = rct_get_i64(down.out_offsets, b), hi = rct_get_i64(down.out_offsets, b + 1);
