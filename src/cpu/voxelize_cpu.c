@@ -265,7 +265,7 @@ static robocache_status for_each_cloud(robocache_ctx *ctx, const rc_voxel_proble
       if (s == ROBOCACHE_OK) s = fn(&local, p, w, &c);
       w->nvox[b] = s == ROBOCACHE_OK ? sc.nvox : 0;
       if (s != ROBOCACHE_OK) {
-#pragma omp critical(rc_voxel_cpu_error)
+#pragma omp critical
         if (b < first_b) {
           first_b = b;
           first = s;
