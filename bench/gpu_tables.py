@@ -104,8 +104,10 @@ def python_table(path):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--align", default=os.path.join(RESULTS, "gpu_align_NVIDIA_H200.json"))
-    ap.add_argument("--voxel", default=os.path.join(RESULTS, "gpu_voxel_nvidia-h200.json"))
+    ap.add_argument("--align",
+                    default=os.path.join(RESULTS, "gpu_align_NVIDIA_H100_80GB_HBM3.json"))
+    ap.add_argument("--voxel",
+                    default=os.path.join(RESULTS, "gpu_voxel_nvidia-h100-80gb-hbm3.json"))
     ap.add_argument("--python", default=os.path.join(RESULTS,
                                                      "gpu_python_nvidia-h100-80gb-hbm3.json"))
     a = ap.parse_args()
