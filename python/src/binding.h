@@ -44,6 +44,11 @@ extern PyTypeObject rcpy_buffer_type;
 /* New Buffer of the given shape and dtype (robocache_dtype or RCPY_DTYPE_BOOL) (uninitialised,
  * 64-byte aligned); NULL with MemoryError set. *view receives a tensor describing it. */
 PyObject *rcpy_buffer_new(int32_t dtype, int ndim, const int64_t *shape, rcpy_tensor *view);
+/* rcpy_buffer_new over `data` (malloc'd, C-contiguous, of that shape and
+ * dtype), which the Buffer then owns and frees; on failure (NULL, MemoryError
+ * set) data is freed too. */
+PyObject *rcpy_buffer_adopt(void *data, int32_t dtype, int ndim, const int64_t *shape,
+                            rcpy_tensor *view);
 
 /* ---- errors (errors.c) ---------------------------------------------------- */
 extern PyObject *rcpy_error; /* robocache.RobocacheError */

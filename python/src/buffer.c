@@ -65,9 +65,16 @@ PyObject *rcpy_buffer_new(int32_t dtype, int ndim, const int64_t *shape, rcpy_te
   size_t bytes = robocache_dtype_size((robocache_dtype)lib_dtype);
   for (int i = 0; i < ndim; i++) bytes *= (size_t)shape[i];
   bytes = (bytes + 63) / 64 * 64;
-  rcpy_block *b = calloc(1, sizeof *b);
   void *data = aligned_alloc(64, bytes ? bytes : 64);
-  rcpy_buffer *self = b && data ? PyObject_New(rcpy_buffer, &rcpy_buffer_type) : NULL;
+  if (!data) return PyErr_NoMemory();
+  return rcpy_buffer_adopt(data, dtype, ndim, shape, view);
+}
+
+PyObject *rcpy_buffer_adopt(void *data, int32_t dtype, int ndim, const int64_t *shape,
+                            rcpy_tensor *view) {
+  int32_t lib_dtype = dtype == RCPY_DTYPE_BOOL ? ROBOCACHE_DTYPE_U8 : dtype;
+  rcpy_block *b = calloc(1, sizeof *b);
+  rcpy_buffer *self = b ? PyObject_New(rcpy_buffer, &rcpy_buffer_type) : NULL;
   if (!self) {
     free(b);
     free(data);

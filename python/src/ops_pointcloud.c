@@ -4,8 +4,6 @@
 #include "binding.h"
 #include "pointcloud.h"
 
-#include <string.h>
-
 /* The reader's error as a Python exception: OSError (the file cannot be opened
  * or read), else ValueError (bad format, columns). */
 static PyObject *raise_io(const rc_io_err *err) {
@@ -43,10 +41,10 @@ static PyObject *py_read_point_cloud(PyObject *self, PyObject *const *a, Py_ssiz
   }
   const int64_t shape[2] = {pc.n, pc.cols};
   rcpy_tensor view;
-  buf = rcpy_buffer_new(ROBOCACHE_DTYPE_F32, 2, shape, &view);
+  buf = rcpy_buffer_adopt(pc.points, ROBOCACHE_DTYPE_F32, 2, shape, &view);
+  pc.points = NULL; /* the Buffer's (or freed) */
   names = PyTuple_New(pc.cols);
   if (buf && names) {
-    memcpy(view.t.data, pc.points, (size_t)(pc.n * pc.cols) * sizeof(float));
     for (int c = 0; c < pc.cols; c++) {
       PyObject *name = PyUnicode_FromString(pc.names[c]);
       if (!name) goto freed;
