@@ -152,7 +152,7 @@ __global__ void write_kernel(rc_groups g, rc_voxel_src s, rc_voxel_table t, rc_f
   }
   for (int64_t r = tid; r < s.B * o.M; r += stride) {
     const int64_t b = r / o.M, v = r % o.M;
-    const int64_t kept = kept_of(s, first, o.M, b);
+    const int64_t kept = o.row0 ? o.row0[b + 1] - o.row0[b] : kept_of(s, first, o.M, b);
     if (v == 0) o.num_voxels[b] = (int32_t)kept;
     if (o.row0 ? r < o.row0[s.B] : v < kept) continue;
     const int64_t none[3] = {-1, -1, -1};
