@@ -1,6 +1,7 @@
 """Helpers shared by the benchmark drivers in bench/ (imported by name: the
 drivers run as `python3 bench/<driver>.py`, which puts bench/ on sys.path)."""
 import platform
+import re
 
 
 def cpu_model():
@@ -14,6 +15,12 @@ def cpu_model():
     except OSError:
         pass
     return platform.processor() or platform.machine()
+
+
+def slug(name):
+    """A device or CPU name as it appears in result file names: lower case,
+    runs of other characters as one "-" ("NVIDIA H200" -> "nvidia-h200")."""
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 
 
 def align_case_name(r):

@@ -25,7 +25,6 @@ Writes <out>/gpu_python_<device>.json and prints a table.
 import argparse
 import json
 import os
-import re
 import statistics
 import sys
 import time
@@ -37,6 +36,8 @@ import robocache
 from robocache import _C
 from robocache._torch_ops import _cap, _resample_empty, _stream
 from robocache._torch_voxel import _dense_empty, _downsample_empty, _hard_empty
+
+from bench_common import slug
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCANS = [os.path.join(ROOT, "data", "pointclouds", f"kitti_raw_hdl64_000000000{i}.bin")
@@ -133,8 +134,7 @@ def main():
               f" {d['median_us']:7.1f} ({d['p10_us']:.0f}-{d['p90_us']:.0f}) {over:9.1f}",
               flush=True)
     os.makedirs(a.out, exist_ok=True)
-    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
-    path = os.path.join(a.out, f"gpu_python_{slug}.json")
+    path = os.path.join(a.out, f"gpu_python_{slug(name)}.json")
     with open(path, "w") as f:
         json.dump(results, f, indent=1)
     print(f"wrote {path}")

@@ -56,7 +56,6 @@ import argparse
 import json
 import math
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -64,6 +63,8 @@ import tempfile
 
 import numpy as np
 import torch
+
+from bench_common import slug
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KITTI = [os.path.join(ROOT, "data", "pointclouds", f"kitti_raw_hdl64_000000000{i}.bin")
@@ -334,8 +335,7 @@ def main():
             add_case(results, rows, f"downsample {leaf:g} m", label, pts.shape[0], rc, tt,
                      op="downsample", leaf=leaf, clouds=len(parts))
     os.makedirs(a.out, exist_ok=True)
-    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
-    path = os.path.join(a.out, f"gpu_voxel_{slug}.json")
+    path = os.path.join(a.out, f"gpu_voxel_{slug(name)}.json")
     with open(path, "w") as f:
         json.dump(results, f, indent=1)
     print(f"device {name}; per call, median us; robocache eager (one sync per call), in a CUDA "

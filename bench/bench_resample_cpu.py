@@ -26,7 +26,6 @@ usage: python bench/bench_resample_cpu.py [--threads N] [--repeats R]
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -35,7 +34,7 @@ import time
 import numpy as np
 import torch
 
-from bench_common import cpu_model
+from bench_common import cpu_model, slug
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHAPES = [dict(B=32, S=500, T=250, D=256), dict(B=64, S=4096, T=1024, D=32)]
@@ -164,8 +163,8 @@ def main():
             ratio = v["median_s"] / r["implementations"]["robocache"]["median_s"]
             print(f"{name:<24}{impl:<20}{v['median_s'] * 1e3:>10.3f}{v['p10_s'] * 1e3:>9.3f}"
                   f"{v['p90_s'] * 1e3:>9.3f}{v['gb_per_s']:>8.2f}{ratio:>13.1f}")
-    slug = re.sub(r"[^a-z0-9]+", "-", device.lower()).strip("-") or "cpu"
-    path = args.out or os.path.join(ROOT, "bench", "results", f"resample_cpu_{slug}.json")
+    path = args.out or os.path.join(ROOT, "bench", "results",
+                                    f"resample_cpu_{slug(device) or 'cpu'}.json")
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as f:
         json.dump(report, f, indent=2)

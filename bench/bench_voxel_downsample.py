@@ -41,7 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench_common import cpu_model
+from bench_common import cpu_model, slug
 
 ROOT = Path(__file__).resolve().parents[1]
 CLOUDS = {"kitti_raw_hdl64_0000000000.bin": 4, "cupcl_sample.pcd": 0}
@@ -176,9 +176,8 @@ def main():
                          f"--bin {os.path.relpath(args.bin, ROOT)} --threads {args.threads} "
                          f"--repeat {args.repeat}",
               "rows": rows}
-    slug = re.sub(r"[^a-z0-9]+", "-", cpu.lower()).strip("-")[:40]
     Path(args.out).mkdir(parents=True, exist_ok=True)
-    path = Path(args.out) / f"voxel_downsample_cpu_{slug}.json"
+    path = Path(args.out) / f"voxel_downsample_cpu_{slug(cpu)[:40]}.json"
     path.write_text(json.dumps(result, indent=2) + "\n")
     print(f"wrote {path}")
 
