@@ -137,6 +137,23 @@ class Stream:
         self.time_offset = time_offset
         self.quat_order = quat_order
 
+    @classmethod
+    def from_series(cls, series, **options):
+        """A Stream of a robocache.datasets Series: its times (int64 ns) and
+        values ([S, D]; float32/float64 used as they are, other dtypes
+        converted to float64), name = the series' name. Default method by
+        kind: "slerp" for quaternions (x, y, z, w), "nearest" for images (the
+        values are frame indices), "linear" otherwise; any keyword of Stream
+        overrides."""
+        import numpy as np
+        values = series.values
+        if values.dtype not in (np.float32, np.float64):
+            values = values.astype(np.float64)
+        defaults = {"quaternion": "slerp", "image": "nearest"}
+        options.setdefault("method", defaults.get(series.kind, "linear"))
+        options.setdefault("name", series.name)
+        return cls(values, series.times, **options)
+
     def _c_tuple(self):
         return (self.values, self.times, self.lengths, self.name, self.method,
                 self.extrapolate, self.fill_value, self.max_gap, self.tolerance,
