@@ -44,10 +44,12 @@ def _detect_dir(path):
         return "rlds"
     if any(e.endswith(".mcap") or e.endswith(".db3") for e in entries):
         return "rosbag2"
+    if any(e.startswith("episode_") and e.endswith(".hdf5") for e in entries):
+        return "aloha"
     raise DatasetError(
         f"{path}: is a directory that is no known dataset (LeRobot: meta/info.json; rosbag2: "
-        "metadata.yaml or *.mcap / *.db3; RLDS: dataset_info.json and *.tfrecord-*); give "
-        "format= to choose a reader")
+        "metadata.yaml or *.mcap / *.db3; RLDS: dataset_info.json and *.tfrecord-*; ALOHA: "
+        "episode_N.hdf5); give format= to choose a reader")
 
 
 def _detect_hdf5(path):

@@ -33,14 +33,13 @@ episodes are kept for their sibling streams.
 
 import builtins
 import json
-import math
 import os
 from collections import OrderedDict
 from collections.abc import MutableMapping
 
 import numpy as np
 
-from . import _images, _tfds_features, _tfexample, _tfrecord
+from . import _images, _steps, _tfds_features, _tfexample, _tfrecord
 from ._series import DatasetError, Episode, Recording, Series
 
 CACHED_EPISODES = 4
@@ -78,11 +77,7 @@ def _shards(info, split):
 
 def _rate(folder, rate_hz):
     if rate_hz is not None:
-        rate = float(rate_hz)
-        if not (math.isfinite(rate) and rate > 0):
-            raise ValueError(f"rate_hz must be a positive number of steps per second, got "
-                             f"{rate_hz!r}")
-        return rate, "given"
+        return _steps.rate(rate_hz), "given"
     path = os.path.join(folder, "metadata.json")
     if os.path.exists(path):
         meta = _read_json(path)
@@ -94,10 +89,6 @@ def _rate(folder, rate_hz):
         f"{folder}: RLDS steps carry no timestamps and the dataset states no step rate "
         f"(metadata.json has none of {', '.join(RATE_KEYS)}); pass the control rate, e.g. "
         "rd.open(path, rate_hz=5)")
-
-
-def _step_times(steps, rate):
-    return np.round(np.arange(steps, dtype=np.float64) * (1e9 / rate)).astype(np.int64)
 
 
 class _Ref:
@@ -210,7 +201,7 @@ def _stream(episodes, ref, feature, rate, rate_source, order):
 
         def load():
             steps, _ = episodes.get(ref)
-            return _step_times(steps, rate), np.arange(steps, dtype=np.int64).reshape(-1, 1)
+            return _steps.times(steps, rate), np.arange(steps, dtype=np.int64).reshape(-1, 1)
 
         def frames(indices):
             blobs = episodes.get(ref)[1][feature.key]
@@ -225,7 +216,7 @@ def _stream(episodes, ref, feature, rate, rate_source, order):
         values = arrays[feature.key]
         columns = feature.size if feature.size is not None else \
             (values.size // steps if steps else 0)
-        return _step_times(steps, rate), values.reshape(steps, columns)
+        return _steps.times(steps, rate), values.reshape(steps, columns)
 
     return Series(name, load, kind="vector", clock="step", meta=meta, order=order,
                   where=ref.where)
