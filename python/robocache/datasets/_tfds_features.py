@@ -19,18 +19,16 @@ class Feature:
     """One leaf of features.json: `key` (the flattened Example key), `stepped`
     (under the steps Dataset), `kind` ("tensor", "image" or "text"), `shape`
     (tuple of ints, -1 unknown), `dtype` (numpy dtype name), `encoding`
-    ("none" or "bytes" for tensors; the image format for images)."""
+    ("none" or "bytes" for tensors; the image format for images), `size`
+    (values per step, None for an unknown dimension)."""
 
-    __slots__ = ("key", "stepped", "kind", "shape", "dtype", "encoding")
+    __slots__ = ("key", "stepped", "kind", "shape", "dtype", "encoding", "size")
 
     def __init__(self, key, stepped, kind, shape=(), dtype="", encoding="none"):
         self.key, self.stepped, self.kind = key, stepped, kind
         self.shape, self.dtype, self.encoding = tuple(shape), dtype, encoding
-
-    @property
-    def size(self):
-        """Values per step (None when the shape has an unknown dimension)."""
-        return None if -1 in self.shape else int(np.prod(self.shape, dtype=np.int64))
+        # values per step (None when the shape has an unknown dimension)
+        self.size = None if -1 in self.shape else int(np.prod(self.shape, dtype=np.int64))
 
 
 def _dims(spec):

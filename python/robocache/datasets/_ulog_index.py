@@ -61,36 +61,37 @@ def walk(path, formats, field_size):
     subscriptions {msg_id: (topic, multi_id)}, stats {msg_id: Stats},
     dropouts_ms [int], stop None or {"reason": "truncated" | "corrupt",
     "at_byte": offset of the message where the walk stopped, "file_bytes"}."""
-    subscriptions, stats, offsets, dropouts = {}, {}, {}, []
+    header, u64 = _HEADER.unpack_from, _U64.unpack_from
+    subscriptions, dropouts = {}, []
+    live = {}  # msg_id -> [count, first, last, any non-zero, timestamp offset]
     with builtins.open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
         n = len(buf)
         pos = 16
         stop = None
         while pos + 3 <= n:
-            size, kind = _HEADER.unpack_from(buf, pos)
+            size, kind = header(buf, pos)
             end = pos + 3 + size
             if end > n:
                 stop = "truncated"
                 break
             if kind == _DATA:
-                (msg_id,) = _U16.unpack_from(buf, pos + 3)
-                s = stats.get(msg_id)
+                s = live.get(buf[pos + 3] | (buf[pos + 4] << 8))
                 if s is not None:
-                    s.count += 1
-                    off = offsets[msg_id]
+                    s[0] += 1
+                    off = s[4]
                     if off is not None and pos + 13 + off <= end:
-                        (t,) = _U64.unpack_from(buf, pos + 5 + off)
-                        if s.first_us is None:
-                            s.first_us = t
-                        s.last_us = t
-                        s.any_nonzero = s.any_nonzero or t != 0
+                        t = u64(buf, pos + 5 + off)[0]
+                        if s[1] is None:
+                            s[1] = t
+                        s[2] = t
+                        if t:
+                            s[3] = True
             elif kind == _ADD:
-                (msg_id,) = _U16.unpack_from(buf, pos + 4)
+                msg_id = buf[pos + 4] | (buf[pos + 5] << 8)
                 name = bytes(buf[pos + 6:end]).decode("utf-8", "replace")
                 subscriptions[msg_id] = (name, buf[pos + 3])
-                stats[msg_id] = Stats()
-                offsets[msg_id] = timestamp_offset(name, formats, field_size) \
-                    if name in formats else None
+                off = timestamp_offset(name, formats, field_size) if name in formats else None
+                live[msg_id] = [0, None, None, False, off]
             elif kind == _DROPOUT and size >= 2:
                 dropouts.append(_U16.unpack_from(buf, pos + 3)[0])
             elif size == 0 or kind == 0:
@@ -99,5 +100,9 @@ def walk(path, formats, field_size):
             pos = end
         if stop is None and pos < n:
             stop = "truncated"
+    stats = {}
+    for msg_id, (count, first, last, nonzero, _) in live.items():
+        stats[msg_id] = s = Stats()
+        s.count, s.first_us, s.last_us, s.any_nonzero = count, first, last, nonzero
     where = None if stop is None else {"reason": stop, "at_byte": pos, "file_bytes": n}
     return subscriptions, stats, dropouts, where

@@ -70,27 +70,52 @@ def _number(name):
     return int(m.group(1)) if m else 0
 
 
-def _read(path, key, where, rows=None):
+class _LastFile:
+    """The HDF5 file of the last read, kept open for the next one (one per
+    Recording: a demo file is opened once, an ALOHA folder once per episode);
+    closed when another file is read or the Recording is dropped."""
+
+    def __init__(self):
+        self.path = self.file = None
+
+    def get(self, path):
+        if self.path != path:
+            if self.file is not None:
+                self.file.close()
+                self.path = self.file = None
+            self.file = _h5py().File(path, "r")
+            self.path = path
+        return self.file
+
+
+def _read(files, path, key, dset, where, rows=None):
+    """Dataset `key` of file `path`, or its increasing unique `rows`: through
+    `dset` (the h5py Dataset found at open) while its file is still open,
+    else through the file opened again."""
     try:
-        with _h5py().File(path, "r") as f:
-            d = f[key]
-            return d[()] if rows is None else d[rows]
+        d = dset if dset.id.valid else files.get(path)[key]
+        if rows is None:
+            return d[()]
+        if len(rows) == 0:
+            return np.empty((0,) + d.shape[1:], dtype=d.dtype)
+        if rows[-1] - rows[0] + 1 == len(rows):  # a run of rows: one hyperslab
+            return d[int(rows[0]):int(rows[-1]) + 1]
+        return d[rows]
     except (KeyError, OSError) as e:
         raise DatasetError(f"{where}: cannot read {key!r}: {e}") from None
 
 
-def _rows(path, key, indices, where):
+def _rows(files, path, key, dset, indices, where):
     """Rows `indices` of dataset `key` in the order asked (h5py reads increasing rows)."""
-    unique, inverse = np.unique(np.asarray(indices, dtype=np.int64), return_inverse=True)
-    if unique.size == 0:
-        with _h5py().File(path, "r") as f:
-            d = f[key]
-            return np.empty((0,) + d.shape[1:], dtype=d.dtype)
-    return _read(path, key, where, rows=unique)[inverse]
+    indices = np.asarray(indices, dtype=np.int64)
+    if indices.size < 2 or bool(np.all(np.diff(indices) > 0)):
+        return _read(files, path, key, dset, where, rows=indices)
+    unique, inverse = np.unique(indices, return_inverse=True)
+    return _read(files, path, key, dset, where, rows=unique)[inverse]
 
 
-def _series(path, key, name, dset, steps, rate, rate_source, order, where):
-    """The Series of dataset `key` (an h5py Dataset, read later by path)."""
+def _series(files, path, key, name, dset, steps, rate, rate_source, order, where):
+    """The Series of dataset `key` (`dset`, an h5py Dataset of the file `files` holds open)."""
     t = _steps.times(steps, rate)
     meta = {"key": key, "dtype": str(dset.dtype), "shape": tuple(dset.shape[1:]),
             "rate_hz": rate, "rate_source": rate_source}
@@ -99,7 +124,7 @@ def _series(path, key, name, dset, steps, rate, rate_source, order, where):
         label = f"{where}: stream {name!r}"
 
         def frames(indices):
-            rows = _rows(path, key, indices, label)
+            rows = _rows(files, path, key, dset, indices, label)
             if not encoded:
                 return rows
             decoded = _images.decode([r.tobytes() for r in rows], indices, label)
@@ -111,7 +136,7 @@ def _series(path, key, name, dset, steps, rate, rate_source, order, where):
                       meta=meta, order=order, where=where)
 
     def load():
-        return t, _read(path, key, where).reshape(steps, -1)
+        return t, _read(files, path, key, dset, where).reshape(steps, -1)
 
     return Series(name, load, kind="vector", clock="step", meta=meta, order=order, where=where)
 
@@ -145,54 +170,56 @@ def _robomimic_rate(data, rate_hz, path):
 
 
 def _robomimic(path, order, rate_hz, split):
-    with _h5py().File(path, "r") as f:
-        data = f["data"]
-        env_args, rate, source = _robomimic_rate(data, rate_hz, path)
-        masks = {name: {_text(v) for v in f["mask"][name][()]} for name in f.get("mask", {})}
-        if split is not None and split not in masks:
-            raise DatasetError(f"{path}: no mask/{split} (masks: {', '.join(masks) or 'none'})")
-        demos = sorted((k for k in data if k.startswith("demo_")), key=_number)
-        episodes = []
-        for demo in demos:
-            if split is not None and demo not in masks[split]:
-                continue
-            g = data[demo]
-            where = f"{path}: episode {demo}"
-            steps = _require(g, "actions", where).shape[0]
-            keys = [f"obs/{k}" for k in sorted(g["obs"])] if "obs" in g else []
-            keys += [k for k in ("actions", "rewards", "dones", "states") if k in g]
-            streams = {}
-            for key in keys:
-                dset = g[key]
-                _check_length(dset, key, steps, where)
-                streams[key] = _series(path, f"data/{demo}/{key}", key, dset, steps, rate,
-                                       source, order, where)
-            meta = {"demo": demo, "num_samples": int(g.attrs.get("num_samples", steps)),
-                    "splits": sorted(m for m in masks if demo in masks[m]), "file": path}
-            episodes.append(Episode(_number(demo), streams, meta))
-        meta = {"env_args": env_args, "rate_hz": rate, "rate_source": source,
-                "masks": {m: len(v) for m, v in masks.items()}}
-        if "total" in data.attrs:
-            meta["total"] = int(data.attrs["total"])
+    files = _LastFile()
+    f = files.get(path)
+    data = f["data"]
+    env_args, rate, source = _robomimic_rate(data, rate_hz, path)
+    masks = {name: {_text(v) for v in f["mask"][name][()]} for name in f.get("mask", {})}
+    if split is not None and split not in masks:
+        raise DatasetError(f"{path}: no mask/{split} (masks: {', '.join(masks) or 'none'})")
+    demos = sorted((k for k in data if k.startswith("demo_")), key=_number)
+    episodes = []
+    for demo in demos:
+        if split is not None and demo not in masks[split]:
+            continue
+        g = data[demo]
+        where = f"{path}: episode {demo}"
+        steps = _require(g, "actions", where).shape[0]
+        keys = [f"obs/{k}" for k in sorted(g["obs"])] if "obs" in g else []
+        keys += [k for k in ("actions", "rewards", "dones", "states") if k in g]
+        streams = {}
+        for key in keys:
+            dset = g[key]
+            _check_length(dset, key, steps, where)
+            streams[key] = _series(files, path, f"data/{demo}/{key}", key, dset, steps,
+                                   rate, source, order, where)
+        meta = {"demo": demo, "num_samples": int(g.attrs.get("num_samples", steps)),
+                "splits": sorted(m for m in masks if demo in masks[m]), "file": path}
+        episodes.append(Episode(_number(demo), streams, meta))
+    meta = {"env_args": env_args, "rate_hz": rate, "rate_source": source,
+            "masks": {m: len(v) for m, v in masks.items()}}
+    if "total" in data.attrs:
+        meta["total"] = int(data.attrs["total"])
     return Recording("robomimic", path, episodes, meta)
 
 
-def _aloha_episode(path, order, rate, source):
+def _aloha_episode(files, path, order, rate, source):
     h5py = _h5py()
     where = f"{path}: episode {_number(os.path.basename(path))}"
-    with h5py.File(path, "r") as f:
-        steps = _require(f, "action", where).shape[0]
-        _require(f, "observations/qpos", where)
-        keys = []
-        f.visititems(lambda k, obj: keys.append(k) if isinstance(obj, h5py.Dataset)
-                     and k != "compress_len" else None)
-        streams = {}
-        for key in keys:
-            dset = f[key]
-            _check_length(dset, key, steps, where)
-            streams[key] = _series(path, key, key, dset, steps, rate, source, order, where)
-        meta = {"file": path, "sim": bool(f.attrs.get("sim", False)),
-                "compress": bool(f.attrs.get("compress", False))}
+    f = files.get(path)
+    steps = _require(f, "action", where).shape[0]
+    _require(f, "observations/qpos", where)
+    keys = []
+    f.visititems(lambda k, obj: keys.append(k) if isinstance(obj, h5py.Dataset)
+                 and k != "compress_len" else None)
+    streams = {}
+    for key in keys:
+        dset = f[key]
+        _check_length(dset, key, steps, where)
+        streams[key] = _series(files, path, key, key, dset, steps, rate, source, order,
+                               where)
+    meta = {"file": path, "sim": bool(f.attrs.get("sim", False)),
+            "compress": bool(f.attrs.get("compress", False))}
     return Episode(_number(os.path.basename(path)), streams, meta)
 
 
@@ -209,7 +236,8 @@ def _aloha(path, order, rate_hz):
         files = [os.path.join(path, e) for e in files]
     else:
         files = [path]
-    episodes = [_aloha_episode(p, order, rate, source) for p in files]
+    last = _LastFile()
+    episodes = [_aloha_episode(last, p, order, rate, source) for p in files]
     return Recording("aloha", path, episodes, {"rate_hz": rate, "rate_source": source})
 
 

@@ -102,12 +102,15 @@ class _Ref:
 class _Episodes:
     """Reads, checks and decodes episode records; keeps the last few."""
 
-    def __init__(self, features):
+    def __init__(self, features, rate):
         self.features = features
+        self.rate = rate
         self._cache = OrderedDict()
 
     def get(self, ref):
-        """(steps, arrays) of the episode at `ref` (see _tfds_features.decode)."""
+        """(steps, arrays, times) of the episode at `ref`: see
+        _tfds_features.decode; times int64 [steps] ns, read-only, shared by
+        the episode's streams."""
         key = (ref.file, ref.record)
         hit = self._cache.get(key)
         if hit is not None:
@@ -119,8 +122,10 @@ class _Episodes:
             example = _tfexample.parse(data)
         except DecodeError as e:
             raise DatasetError(f"{ref.where}: the record is no tf.train.Example ({e})") from None
-        got = _tfds_features.decode(self.features, example, ref.where)
-        self._cache[key] = got
+        steps, arrays = _tfds_features.decode(self.features, example, ref.where)
+        times = _steps.times(steps, self.rate)
+        times.flags.writeable = False
+        got = self._cache[key] = (steps, arrays, times)
         if len(self._cache) > CACHED_EPISODES:
             self._cache.popitem(last=False)
         return got
@@ -172,7 +177,7 @@ def _value(feature, array):
 
 def _meta_of(episodes, ref):
     def fill():
-        steps, arrays = episodes.get(ref)
+        steps, arrays, _ = episodes.get(ref)
         meta = {"steps": steps}
         for f in episodes.features:
             if f.key not in arrays:
@@ -192,16 +197,16 @@ def _meta_of(episodes, ref):
     return fill
 
 
-def _stream(episodes, ref, feature, rate, rate_source, order):
+def _stream(episodes, ref, feature, rate_source, order):
     name = feature.key.split("/", 1)[1]
-    meta = {"feature": feature.key, "rate_hz": rate, "rate_source": rate_source,
+    meta = {"feature": feature.key, "rate_hz": episodes.rate, "rate_source": rate_source,
             "dtype": feature.dtype, "shape": feature.shape}
     if feature.kind == "image":
         meta["encoding"] = feature.encoding
 
         def load():
-            steps, _ = episodes.get(ref)
-            return _steps.times(steps, rate), np.arange(steps, dtype=np.int64).reshape(-1, 1)
+            steps, _, times = episodes.get(ref)
+            return times, np.arange(steps, dtype=np.int64).reshape(-1, 1)
 
         def frames(indices):
             blobs = episodes.get(ref)[1][feature.key]
@@ -212,11 +217,11 @@ def _stream(episodes, ref, feature, rate, rate_source, order):
                       frames=frames, meta=meta, order=order, where=ref.where)
 
     def load():
-        steps, arrays = episodes.get(ref)
+        steps, arrays, times = episodes.get(ref)
         values = arrays[feature.key]
         columns = feature.size if feature.size is not None else \
             (values.size // steps if steps else 0)
-        return _steps.times(steps, rate), values.reshape(steps, columns)
+        return times, values.reshape(steps, columns)
 
     return Series(name, load, kind="vector", clock="step", meta=meta, order=order,
                   where=ref.where)
@@ -273,7 +278,7 @@ def open(path, *, format="rlds", order="error", split=None, rate_hz=None):
     features, skipped = _tfds_features.parse(_read_json(os.path.join(folder, "features.json")))
     rate, rate_source = _rate(folder, rate_hz)
     shards, missing = _select(info, split, folder, path)
-    reader = _Episodes(features)
+    reader = _Episodes(features, rate)
     episodes, counts = [], {}
     for split_name, file, want in shards:
         offsets, lengths = _tfrecord.index(file)
@@ -283,7 +288,7 @@ def open(path, *, format="rlds", order="error", split=None, rate_hz=None):
             i = len(episodes)
             where = f"{file}: episode {i} (split {split_name}, record {record})"
             ref = _Ref(file, record, offset, length, where)
-            streams = {f.key.split("/", 1)[1]: _stream(reader, ref, f, rate, rate_source, order)
+            streams = {f.key.split("/", 1)[1]: _stream(reader, ref, f, rate_source, order)
                        for f in features if f.stepped and f.kind != "text"}
             ep = Episode(i, streams)
             ep.meta = _EpisodeMeta({"split": split_name, "file": file, "record": record},

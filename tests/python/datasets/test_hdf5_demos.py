@@ -118,8 +118,8 @@ def test_robomimic_reads_one_dataset_per_series(robomimic_file, monkeypatch):
     path, _ = robomimic_file
     reads = []
     real = hdf5._read
-    monkeypatch.setattr(hdf5, "_read", lambda p, key, *a, **k: reads.append(key) or
-                        real(p, key, *a, **k))
+    monkeypatch.setattr(hdf5, "_read", lambda files, p, key, *a, **k: reads.append(key) or
+                        real(files, p, key, *a, **k))
     rec = rd.open(path)
     assert reads == []
     rec.episodes[2].streams["actions"].values
