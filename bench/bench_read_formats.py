@@ -39,7 +39,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
+import timeit
 
 import h5py
 import numpy as np
@@ -62,13 +62,9 @@ FRAME = (240, 320, 3)
 
 
 def timed(fn, repeats):
+    """Seconds of `repeats` calls of fn, each timed alone, after one warm-up call."""
     fn()
-    out = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t0)
-    return out
+    return timeit.repeat(fn, repeat=repeats, number=1)
 
 
 def read_all(rec, frames=False):
