@@ -29,6 +29,7 @@ bench/results/read_formats_<cpu>.json.
 """
 
 import argparse
+import importlib.metadata
 import io
 import json
 import os
@@ -289,9 +290,9 @@ def main():
         "commit": git_commit(),
         "device": cpu + " (one core)",
         "versions": {"robocache": robocache.__version__, "python": platform.python_version(),
-                     "numpy": np.__version__, "h5py": h5py.__version__,
-                     "pyulog": getattr(pyulog, "__version__", None),
-                     "pillow": Image.__version__},
+                     **{p: importlib.metadata.version(p) for p in
+                        ("numpy", "h5py", "pyulog", "pillow", "protobuf", "crc32c",
+                         "tfrecord")}},
         "shapes": {"rlds": "bridge_dataset train shard, 25 episodes x 10 steps",
                    "robomimic": f"{args.demos} demos x {args.steps} steps, low_dim",
                    "aloha": f"{ALOHA_EPISODES} files x {args.aloha_steps} steps, 14-D "

@@ -29,7 +29,8 @@ converter's default fps 50), else DatasetError asking for rate_hz.
 
 Lazy: open reads keys, shapes, dtypes and attributes; a dataset is read on
 the first access of its series' times/values (only that dataset), image rows
-on frames(). A missing required key (robomimic: actions; ALOHA: action,
+on frames(). The last file read stays open (read-only) for the next read
+until another file is read or the Recording is dropped. A missing required key (robomimic: actions; ALOHA: action,
 observations/qpos) or a dataset whose length differs from the actions':
 DatasetError naming file, episode and key.
 """
