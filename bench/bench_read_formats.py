@@ -6,7 +6,7 @@ readers against the loop a user writes with the underlying library, one core.
 
 Each case reads everything a training loop needs from the file(s) and is
 timed `repeats` times (after one warm-up run; the files are in the page
-cache), ours and the plain loop in the same run:
+cache), ours and the plain loop alternating in the same run:
   rlds        rd.open(folder, rate_hz=5) and every stream's times + values
               (frame indices for images, no JPEG decode) of every episode,
               vs the `tfrecord` package's tfrecord_loader (no CRC checks)
@@ -62,10 +62,15 @@ ALOHA_EPISODES = 3
 FRAME = (240, 320, 3)
 
 
-def timed(fn, repeats):
-    """Seconds of `repeats` calls of fn, each timed alone, after one warm-up call."""
-    fn()
-    return timeit.repeat(fn, repeat=repeats, number=1)
+def timed(ours, plain, repeats):
+    """(ours seconds, plain seconds): `repeats` calls of each, alternating so
+    that both see the same load of a shared machine, after one warm-up call."""
+    ours(), plain()
+    a, b = [], []
+    for _ in range(repeats):
+        a += timeit.repeat(ours, repeat=1, number=1)
+        b += timeit.repeat(plain, repeat=1, number=1)
+    return a, b
 
 
 def read_all(rec, frames=False):
@@ -272,8 +277,9 @@ def main():
             items_ours, items_plain = ours(), plain()
             if items_ours != items_plain:
                 raise SystemExit(f"{name}: ours read {items_ours} {unit}, plain {items_plain}")
-            a = summary(timed(ours, args.repeats), nbytes, items_ours)
-            b = summary(timed(plain, args.repeats), nbytes, items_plain)
+            seconds_ours, seconds_plain = timed(ours, plain, args.repeats)
+            a = summary(seconds_ours, nbytes, items_ours)
+            b = summary(seconds_plain, nbytes, items_plain)
             ratio = a["median_s"] / b["median_s"]
             rows.append({"case": name, "unit": unit, "bytes": nbytes, "items": items_ours,
                          "ours": a, "plain": b, "ratio": ratio, "within_target": ratio <= TARGET})

@@ -68,6 +68,9 @@ def test_detects_and_lists_the_train_split(rec, oracle):
         rd.open(FOLDER, rate_hz=RATE, split="val")
     with pytest.raises(rd.DatasetError, match="no split 'test'"):
         rd.open(FOLDER, rate_hz=RATE, split="test")
+    one = rd.open(TRAIN, rate_hz=RATE)  # a shard alone: its split, nothing missing
+    assert rd.detect(str(TRAIN)) == "rlds"
+    assert one.meta["splits"] == {"train": 25} and one.meta["missing"] == []
 
 
 @pytest.mark.parametrize("name,key,dim,dtype", [
