@@ -41,6 +41,7 @@ in rec.meta["missing_episodes"]; a video file that is missing leaves its stream 
 that episode (ep.meta["missing_videos"], rec.meta["missing_videos"]).
 """
 
+import functools
 import os
 
 import numpy as np
@@ -252,12 +253,13 @@ def open(path, *, format="lerobot", order="error", tolerance_s=TOLERANCE_S):
     shared = meta.LAYOUTS[info["codebase_version"]] == 3
     data_files, videos, episodes, open_files = {}, {}, [], OpenFiles()
     missing, missing_videos = [], {}
+    isfile = functools.lru_cache(maxsize=None)(os.path.isfile)  # v3.0 files are shared
     for ep in listed:
-        if not os.path.isfile(ep["data_file"]):
+        if not isfile(ep["data_file"]):
             missing.append(ep["episode_index"])
             continue
         data = data_files.setdefault(ep["data_file"], ParquetRows(ep["data_file"], open_files))
-        present = {k: v for k, v in ep["videos"].items() if os.path.isfile(v["file"])}
+        present = {k: v for k, v in ep["videos"].items() if isfile(v["file"])}
         absent = [k for k in ep["videos"] if k not in present]
         for k in absent:
             missing_videos.setdefault(k, []).append(ep["episode_index"])
