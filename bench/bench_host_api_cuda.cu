@@ -10,7 +10,7 @@
  * the programmatic dependent launch attribute), two such launches, and a cudaMemsetAsync of
  * BYTES (default 8388608, the int32 128^3 grid of a voxelize COUNT call). */
 #include "bench_cuda_check.h"
-#include "cuda/cuda_ctx.h"
+#include "cuda/context_cuda.cuh"
 
 #include <algorithm>
 #include <chrono>

@@ -24,7 +24,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include "cuda/align_host.h"
+#include "cuda/align_host_cuda.cuh"
 
 namespace {
 

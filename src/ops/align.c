@@ -193,7 +193,7 @@ static robocache_status check_valid(robocache_ctx *ctx, rc_align_problem *p,
 
 typedef robocache_status (*rc_backend_fn)(robocache_ctx *, const rc_align_problem *);
 
-/* CUDA tensors go to the CUDA backend (src/cuda, or src/ops/cuda_stubs.c);
+/* CUDA tensors go to the CUDA backend (src/cuda, or src/cuda/cuda_stubs.c);
  * CPU tensors are checked (rc_align_check_data), then go to the reference or
  * the optimised backend. */
 static robocache_status dispatch(robocache_ctx *ctx, const rc_align_problem *p, rc_backend_fn ref,

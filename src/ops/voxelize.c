@@ -159,7 +159,7 @@ static robocache_status build_problem(robocache_ctx *ctx, rc_voxel_op op,
 typedef robocache_status (*rc_voxel_fn)(robocache_ctx *, const rc_voxel_problem *);
 
 /* Zeroes *stats (or a local record when NULL); CUDA tensors go to the CUDA
- * backend (src/cuda, or src/ops/cuda_stubs.c), CPU tensors to the reference
+ * backend (src/cuda, or src/cuda/cuda_stubs.c), CPU tensors to the reference
  * or the optimised backend. */
 static robocache_status dispatch(robocache_ctx *ctx, rc_voxel_problem *p,
                                  robocache_voxel_stats *stats, rc_voxel_fn ref, rc_voxel_fn cpu,

@@ -1,5 +1,5 @@
 /* CUDA dense voxelization (DESIGN §1.3 "dense"), out [B,F,Z,Y,X]: SUM and
- * MEAN here; COUNT, OCCUPANCY and MAX in voxel_atomic_cuda.cu.
+ * MEAN here; COUNT, OCCUPANCY and MAX in voxelize_dense_count_max_cuda.cu.
  * SUM / MEAN: the points of each cell grouped without a sort
  * (voxel_groups_cuda.cuh; the cell counts live in plane 0 of out until the
  * results overwrite them); a cell's only point is written at once by the
