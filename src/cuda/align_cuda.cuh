@@ -60,9 +60,9 @@ __device__ __forceinline__ void slerp_c(const double *a, const double *b, double
 
 /* Stores one slot of out with the streaming hint (st.global.cs, evict
  * first). Measured on an H200, same run: bf16 B64·D32 8.39 -> 7.20 µs, f32
- * B64·D32 12.28 -> 11.81, no shape slower (docs/cuda.md, "Tried in session
- * 13"); that the output lines then leave L2 room for the sample rows and
- * times that other targets read is a guess, not profiled. */
+ * B64·D32 12.28 -> 11.81, no shape slower (docs/cuda.md); that the output
+ * lines then leave L2 room for the sample rows and times that other targets
+ * read is a guess, not profiled. */
 template <class V> __device__ __forceinline__ void rc_st(V *p, const V &v) {
   if constexpr (sizeof(V) == 16)
     __stcs((uint4 *)p, *(const uint4 *)&v);
@@ -79,7 +79,7 @@ enum { CH_NONE = 0, CH_CONST = 1, CH_COPY = 2, CH_LERP = 3, CH_SLERP = 4 };
 
 /* The N channels of one slot of a LERP (a + w (c - a)), COPY (a) or CONST
  * (w) target, computed in C; the mode is tested once per slot, not per
- * channel (docs/cuda.md, "Tried in session 10"). */
+ * channel (measured: docs/cuda.md). */
 template <class C, class In, class Out, int N>
 __device__ __forceinline__ void rc_slot(int mode, const rc_vec<In, N> &a, const rc_vec<In, N> &c,
                                         C w, rc_vec<Out, N> &y) {

@@ -13,7 +13,7 @@
  * memory, slot by slot. While one block of a multiprocessor works, the
  * copies of the others are in flight. 512 threads rather than 256, and the
  * search started before the values land: H100 bf16 B1024 S2000 T1000 D12
- * 42.1 -> 40.3 us (docs/cuda.md, "Tried in session 17"). */
+ * 42.1 -> 40.3 us (docs/cuda.md). */
 #include "cuda/align_cuda.cuh"
 
 #include <atomic>

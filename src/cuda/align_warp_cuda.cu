@@ -112,8 +112,8 @@ __device__ __forceinline__ void rc_move_stream(const rc_stream_desc &s, const rc
  * a runtime index into the launch's array, and the decision's code for the
  * other options is left out (H200: 2-3 % on the launches with many
  * targets). 8 blocks per multiprocessor (64 registers, a few bytes
- * spilled), so that align B256's 1,000 blocks fit in one wave (measured in
- * docs/cuda.md, "Tried in session 9"). */
+ * spilled), so that align B256's 1,000 blocks fit in one wave (measured:
+ * docs/cuda.md). */
 template <int TIME_DTYPE, class Out, bool ONE>
 __global__ void __launch_bounds__(RC_CUDA_BLOCK, 8)
     rc_align_kernel(const __grid_constant__ rc_align_args args) {
