@@ -201,8 +201,8 @@ robocache_status rc_voxel_cuda_end(robocache_ctx *ctx, const rc_voxel_problem *p
 /* Dense COUNT, OCCUPANCY and MAX into p->out (voxelize_dense_count_max_cuda.cu): two or
  * three kernels on c->stream; in checked mode also zeroes and fills
  * c->counters (taken from the workspace). CUDA_ERROR when a launch fails. */
-robocache_status rc_voxel_dense_atomic_cuda(robocache_ctx *ctx, const rc_voxel_problem *p,
-                                            rc_voxel_call *c);
+robocache_status rc_voxelize_dense_count_max_cuda(robocache_ctx *ctx, const rc_voxel_problem *p,
+                                                  rc_voxel_call *c);
 
 /* Floats of each half of rc_voxel_chain_sums' shared buffer. */
 #define RC_CHAIN_STAGE 2048

@@ -244,6 +244,6 @@ robocache_status rc_voxelize_dense_cuda(robocache_ctx *ctx, const rc_voxel_probl
   if (s != ROBOCACHE_OK) return s;
   s = p->mode == ROBOCACHE_VOXEL_SUM || p->mode == ROBOCACHE_VOXEL_MEAN
           ? dense_sum(ctx, p, &c)
-          : rc_voxel_dense_atomic_cuda(ctx, p, &c);
+          : rc_voxelize_dense_count_max_cuda(ctx, p, &c);
   return rc_voxel_cuda_end(ctx, p, &c, s);
 }
