@@ -1,5 +1,5 @@
 /* CUDA dense voxelization (DESIGN §1.3 "dense"), out [B,F,Z,Y,X]: SUM and
- * MEAN here; COUNT, OCCUPANCY and MAX in voxel_atomic_cuda.cu.
+ * MEAN here; COUNT, OCCUPANCY and MAX in voxelize_dense_count_max_cuda.cu.
  * SUM / MEAN: the points of each cell grouped without a sort
  * (voxel_groups_cuda.cuh; the cell counts live in plane 0 of out until the
  * results overwrite them); a cell's only point is written at once by the
@@ -244,6 +244,6 @@ robocache_status rc_voxelize_dense_cuda(robocache_ctx *ctx, const rc_voxel_probl
   if (s != ROBOCACHE_OK) return s;
   s = p->mode == ROBOCACHE_VOXEL_SUM || p->mode == ROBOCACHE_VOXEL_MEAN
           ? dense_sum(ctx, p, &c)
-          : rc_voxel_dense_atomic_cuda(ctx, p, &c);
+          : rc_voxelize_dense_count_max_cuda(ctx, p, &c);
   return rc_voxel_cuda_end(ctx, p, &c, s);
 }

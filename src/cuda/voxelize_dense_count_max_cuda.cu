@@ -131,8 +131,8 @@ robocache_status run(robocache_ctx *ctx, const atomic_args &a, cudaStream_t stre
 
 } // namespace
 
-robocache_status rc_voxel_dense_atomic_cuda(robocache_ctx *ctx, const rc_voxel_problem *p,
-                                            rc_voxel_call *c) {
+robocache_status rc_voxelize_dense_count_max_cuda(robocache_ctx *ctx, const rc_voxel_problem *p,
+                                                  rc_voxel_call *c) {
   atomic_args a = {};
   a.src = c->src;
   a.out = p->out.data;

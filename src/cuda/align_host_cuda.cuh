@@ -1,8 +1,8 @@
 /* Host side shared by the CUDA forward and backward of align / resample:
  * descriptors from a validated problem, and the begin / end of a call
  * (device selection, checked mode, reading back and reporting errors). */
-#ifndef ROBOCACHE_CUDA_ALIGN_HOST_H
-#define ROBOCACHE_CUDA_ALIGN_HOST_H
+#ifndef ROBOCACHE_CUDA_ALIGN_HOST_CUDA_CUH
+#define ROBOCACHE_CUDA_ALIGN_HOST_CUDA_CUH
 
 #include "cuda/align_kernels.cuh"
 

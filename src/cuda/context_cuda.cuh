@@ -7,8 +7,8 @@
  *                        between calls (see docs/cuda.md, "Data checks")
  *   [RC_CUDA_HEADER, workspace_size)  scratch for one call
  */
-#ifndef ROBOCACHE_CUDA_CTX_H
-#define ROBOCACHE_CUDA_CTX_H
+#ifndef ROBOCACHE_CUDA_CONTEXT_CUDA_CUH
+#define ROBOCACHE_CUDA_CONTEXT_CUDA_CUH
 
 #include <cuda_runtime.h>
 

@@ -1,10 +1,15 @@
-/* The CUDA backend's entry points in builds without CUDA (src/cuda defines
- * them otherwise): each reports UNSUPPORTED_DEVICE, so that CUDA tensors give
- * a clear error instead of reaching a CPU backend. */
+/* The CUDA backend in builds without CUDA (CMake compiles this file instead
+ * of the .cu files of src/cuda): the operations' entry points report
+ * UNSUPPORTED_DEVICE, so that CUDA tensors give a clear error instead of
+ * reaching a CPU backend; robocache_has_cuda() is 0 and a context holds
+ * nothing to release. */
 #include "ops/align_problem.h"
 #include "ops/voxel_problem.h"
 
-#ifndef ROBOCACHE_HAVE_CUDA
+int robocache_has_cuda(void) { return 0; }
+
+void rc_cuda_ctx_release(robocache_ctx *ctx) { (void)ctx; }
+
 static robocache_status no_cuda(robocache_ctx *ctx) {
   return rc_error(ctx, ROBOCACHE_UNSUPPORTED_DEVICE,
                   "tensors are on a CUDA device but this robocache was built without CUDA");
@@ -21,4 +26,3 @@ RC_NO_CUDA(rc_align_backward_cuda, rc_align_problem)
 RC_NO_CUDA(rc_voxelize_dense_cuda, rc_voxel_problem)
 RC_NO_CUDA(rc_voxelize_hard_cuda, rc_voxel_problem)
 RC_NO_CUDA(rc_voxel_downsample_cuda, rc_voxel_problem)
-#endif
