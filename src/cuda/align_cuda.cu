@@ -73,9 +73,8 @@ __device__ __forceinline__ void slerp_c(const double *a, const double *b, double
 
 /* Stores one slot of out with the streaming hint (st.global.cs, evict
  * first). Measured on an H200, same run: bf16 B64·D32 8.39 -> 7.20 µs, f32
- * B64·D32 12.28 -> 11.81, no shape slower (docs/cuda.md, "Tried in session
- * 13"); that the output lines then leave L2 room for the sample rows and
- * times that other targets read is a guess, not profiled. */
+ * B64·D32 12.28 -> 11.81, no shape slower (docs/performance-notes.md); that the output lines then
+ * leave L2 room for the sample rows and times that other targets read is a guess, not profiled. */
 template <class V> __device__ __forceinline__ void rc_st(V *p, const V &v) {
   if constexpr (sizeof(V) == 16)
     __stcs((uint4 *)p, *(const uint4 *)&v);
@@ -92,7 +91,7 @@ enum { CH_NONE = 0, CH_CONST = 1, CH_COPY = 2, CH_LERP = 3, CH_SLERP = 4 };
 
 /* The N channels of one slot of a LERP (a + w (c - a)), COPY (a) or CONST
  * (w) target, computed in C; the mode is tested once per slot, not per
- * channel (docs/cuda.md, "Tried in session 10"). */
+ * channel (docs/performance-notes.md). */
 template <class C, class In, class Out, int N>
 __device__ __forceinline__ void rc_slot(int mode, const rc_vec<In, N> &a, const rc_vec<In, N> &c,
                                         C w, rc_vec<Out, N> &y) {
@@ -310,7 +309,7 @@ __device__ __forceinline__ void rc_store_valid(const rc_align_args &args, int64_
  * other options is left out (H200: 2-3 % on the launches with many
  * targets). 8 blocks per multiprocessor (64 registers, a few bytes
  * spilled), so that align B256's 1,000 blocks fit in one wave (measured in
- * docs/cuda.md, "Tried in session 9"). */
+ * docs/performance-notes.md). */
 template <int TIME_DTYPE, class Out, bool ONE>
 __global__ void __launch_bounds__(RC_CUDA_BLOCK, 8)
     rc_align_kernel(const __grid_constant__ rc_align_args args) {
@@ -532,7 +531,7 @@ robocache_status rc_launch_split(robocache_ctx *ctx, const rc_align_args &args, 
  * memory, slot by slot. While one block of a multiprocessor works, the
  * copies of the others are in flight. 512 threads rather than 256, and the
  * search started before the values land: H100 bf16 B1024 S2000 T1000 D12
- * 42.1 -> 40.3 us (docs/cuda.md, "Tried in session 17"). */
+ * 42.1 -> 40.3 us (docs/performance-notes.md). */
 #define RC_ROW_BLOCK 512
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #define RC_ROW_BLOCKS_PER_SM 1 /* not launched there; 3 x 512 threads exceed sm_75's 1,024 */
