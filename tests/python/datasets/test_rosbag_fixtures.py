@@ -272,3 +272,16 @@ def test_transform_topics_are_decoded_at_open(monkeypatch):
     assert counting.calls == {"tf2_msgs/msg/TFMessage": 5422 + 1}
     rec.episodes[0].streams["/tf/map/odom/rotation"].values
     assert counting.calls == {"tf2_msgs/msg/TFMessage": 5423}
+
+
+def test_folder_without_metadata_reads_its_storage_file(tmp_path):
+    """A folder holding one .mcap (no metadata.yaml) is read as that file."""
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "nav2.mcap").write_bytes((ROBOT / "ros2" / "evo_nav2_turtlebot.mcap").read_bytes())
+    rec = rd.open(folder)
+    want = rd.open(ROBOT / "ros2" / "evo_nav2_turtlebot.mcap").episodes[0].streams
+    got = rec.episodes[0].streams
+    assert rec.format == "rosbag2" and rec.meta["storage"] == "mcap" and list(got) == list(want)
+    np.testing.assert_array_equal(got["/odom/twist/linear"].values,
+                                  want["/odom/twist/linear"].values)
