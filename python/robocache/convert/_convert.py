@@ -180,7 +180,10 @@ def convert(inputs, output, *, to, streams, fps=None, reference=None, span="over
         writer = _writer(to, tmp, fps, robot_type, masks)
         report = {"output": output, "to": to, "fps": fps, "episodes": [], "rejected": []}
         policies = None
-        for conv in _progress(_episodes(inputs, specs, fps, options), progress):
+        episodes = _progress(_episodes(inputs, specs, fps, options), progress)
+        if progress and log is not None:
+            log = episodes.write
+        for conv in episodes:
             if isinstance(conv, dict):
                 report["rejected"].append(conv)
                 _log(log, f"rejected {conv['episode']}: {conv['rejected']}")
