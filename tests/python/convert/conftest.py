@@ -46,3 +46,32 @@ def husky_messages():
         r.sort(key=lambda x: x[0])
         out[topic] = (np.array([x[0] for x in r], np.int64), np.array([x[1] for x in r]))
     return out
+
+
+# NumPy oracles of the converter's grid and methods
+
+def oracle_grid(times, fps):
+    start = max(int(t[0]) for t in times)
+    end = min(int(t[-1]) for t in times)
+    n = np.arange(int((end - start) * fps / 1e9) + 2)
+    grid = start + np.round(n * 1e9 / fps).astype(np.int64)
+    return grid[grid <= end]
+
+
+def hold(t, v, grid):
+    return v[np.searchsorted(t, grid, side="right") - 1]
+
+
+def interp(t, v, grid):
+    tt = (t - t[0]).astype(np.float64)
+    g = (grid - t[0]).astype(np.float64)
+    return np.stack([np.interp(g, tt, v[:, j]) for j in range(v.shape[1])], axis=1)
+
+
+def no_gap_holds_a_frame(t, grid):
+    """The default max_gap (3 median periods): no frame may fall in a longer gap, else
+    the converter marks it invalid (checked separately)."""
+    dt = np.diff(t)
+    limit = 3 * np.median(dt)
+    gaps = np.flatnonzero(dt > limit)
+    return all(not np.any((grid > t[i]) & (grid < t[i + 1])) for i in gaps)
