@@ -59,15 +59,19 @@ def _template(root, info, key, **fields):
 
 
 def _jsonl(path):
+    """[(line number, object)] of a JSON-lines file, blank lines skipped."""
     if not os.path.isfile(path):
         raise DatasetError(f"{path}: is missing")
     rows = []
-    with open(path, encoding="utf-8") as f:
-        for line_no, line in enumerate(f, 1):
-            if not line.strip():
-                continue
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = list(f)
+    except UnicodeDecodeError as e:
+        raise DatasetError(f"{path}: not UTF-8 text: {e}") from e
+    for line_no, line in enumerate(lines, 1):
+        if line.strip():
             try:
-                rows.append(json.loads(line))
+                rows.append((line_no, json.loads(line)))
             except json.JSONDecodeError as e:
                 raise DatasetError(f"{path}: line {line_no}: not JSON: {e}") from e
     return rows
@@ -80,26 +84,42 @@ def _field(row, key, where):
         raise DatasetError(f"{where}: no {key!r}") from None
 
 
+def _typed(row, key, where, kinds, what):
+    value = _field(row, key, where)
+    if isinstance(value, bool) or not isinstance(value, kinds):
+        raise DatasetError(f"{where}: {key} is {value!r}, not {what}")
+    return value
+
+
+def _int(row, key, where):
+    return _typed(row, key, where, int, "an integer")
+
+
+def _seconds(row, key, where):
+    return float(_typed(row, key, where, (int, float), "a number"))
+
+
 def _episodes_v2(root, info):
     path = os.path.join(root, "meta", "episodes.jsonl")
-    chunks = _field(info, "chunks_size", os.path.join(root, "meta", "info.json"))
+    chunks = _int(info, "chunks_size", os.path.join(root, "meta", "info.json"))
     keys = video_keys(info)
     out = []
-    for line_no, row in enumerate(_jsonl(path), 1):
+    for line_no, row in _jsonl(path):
         where = f"{path}: line {line_no}"
-        e = int(_field(row, "episode_index", where))
-        chunk = e // chunks
+        e = _int(row, "episode_index", where)
+        chunk = e // max(chunks, 1)
         out.append({
             "episode_index": e,
             "tasks": list(row.get("tasks") or []),
-            "length": int(_field(row, "length", where)),
+            "length": _int(row, "length", where),
             "data_file": _template(root, info, "data_path", episode_chunk=chunk, episode_index=e),
             "videos": {k: {"file": _template(root, info, "video_path", episode_chunk=chunk,
                                              video_key=k, episode_index=e),
                            "from_timestamp": 0.0, "to_timestamp": None} for k in keys},
         })
-    tasks = {int(_field(r, "task_index", path)): _field(r, "task", path)
-             for r in _jsonl(os.path.join(root, "meta", "tasks.jsonl"))}
+    path = os.path.join(root, "meta", "tasks.jsonl")
+    tasks = {_int(r, "task_index", f"{path}: line {n}"): _field(r, "task", f"{path}: line {n}")
+             for n, r in _jsonl(path)}
     return out, tasks
 
 
@@ -137,25 +157,26 @@ def _episodes_v3(root, info):
         table = _read_columns(path, columns)
         for i in range(len(table["episode_index"])):
             row = {c: table[c][i] for c in columns}
+            where = f"{path}: row {i}"
             videos = {}
             for k in keys:
                 v = f"videos/{k}/"
                 videos[k] = {
                     "file": _template(root, info, "video_path", video_key=k,
-                                      chunk_index=row[v + "chunk_index"],
-                                      file_index=row[v + "file_index"]),
-                    "from_timestamp": float(row[v + "from_timestamp"]),
-                    "to_timestamp": float(row[v + "to_timestamp"])}
+                                      chunk_index=_int(row, v + "chunk_index", where),
+                                      file_index=_int(row, v + "file_index", where)),
+                    "from_timestamp": _seconds(row, v + "from_timestamp", where),
+                    "to_timestamp": _seconds(row, v + "to_timestamp", where)}
             out.append({
-                "episode_index": int(row["episode_index"]),
+                "episode_index": _int(row, "episode_index", where),
                 "tasks": list(row["tasks"] or []),
-                "length": int(row["length"]),
+                "length": _int(row, "length", where),
                 "data_file": _template(root, info, "data_path",
-                                       chunk_index=row["data/chunk_index"],
-                                       file_index=row["data/file_index"]),
+                                       chunk_index=_int(row, "data/chunk_index", where),
+                                       file_index=_int(row, "data/file_index", where)),
                 "videos": videos,
-                "dataset_from_index": int(row["dataset_from_index"]),
-                "dataset_to_index": int(row["dataset_to_index"]),
+                "dataset_from_index": _int(row, "dataset_from_index", where),
+                "dataset_to_index": _int(row, "dataset_to_index", where),
             })
     return out, _tasks_v3(os.path.join(root, "meta", "tasks.parquet"))
 

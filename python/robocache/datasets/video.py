@@ -31,11 +31,13 @@ class VideoFile:
     times_s    float64 [F], pts * time_base in seconds (each the float nearest to the
                exact fraction, as `float(frame.pts * stream.time_base)` in PyAV)
     keyframe   bool [F], the frame's packet is a keyframe (a point to seek to)
+    shape      (H, W, 3) of the decoded frames, from the stream's codec parameters
     Errors: DatasetError naming the file when FFmpeg cannot open, demux or decode it.
     """
 
     def __init__(self, path):
         self.path = str(path)
+        self.shape = None
         self._index = None
 
     def _fail(self, what, err=None):
@@ -50,6 +52,7 @@ class VideoFile:
                     raise self._fail("no video stream")
                 stream = container.streams.video[0]
                 base = stream.time_base
+                self.shape = (stream.codec_context.height, stream.codec_context.width, 3)
                 packets = [(p.pts, p.is_keyframe) for p in container.demux(stream)
                            if p.pts is not None]
         except (av.FFmpegError, OSError) as e:
@@ -105,14 +108,13 @@ class VideoFile:
         if positions.size and (positions.min() < 0 or positions.max() >= pts.size):
             raise IndexError(f"{self.path}: frame position out of range for {pts.size} frames")
         wanted = np.unique(positions)
+        if not wanted.size:
+            return np.empty((0,) + self.shape, dtype=np.uint8)
         keys = np.flatnonzero(key)
         # the keyframe to start from for each wanted frame: the last one at or before it
         start = keys[np.clip(np.searchsorted(keys, wanted, side="right") - 1, 0, None)] \
             if keys.size else np.zeros_like(wanted)
-        decoded = self._decode_sorted(pts[wanted], pts[start])
-        if not decoded:
-            return np.empty((0, 0, 0, 3), dtype=np.uint8)
-        stack = np.stack(decoded)
+        stack = np.stack(self._decode_sorted(pts[wanted], pts[start]))
         return stack[np.searchsorted(wanted, positions)]
 
     def _decode_sorted(self, wanted_pts, start_pts):

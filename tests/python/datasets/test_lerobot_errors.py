@@ -250,3 +250,21 @@ def test_video_shorter_than_its_data_v30_shared(tmp_path):
 def test_unknown_option_is_refused(tmp_path):
     with pytest.raises(TypeError, match="clock"):
         rd.open(LEROBOT / SO101, clock="log")
+
+
+def test_episodes_metadata_with_a_null_or_a_missing_field(tmp_path):
+    write_v30(tmp_path / "v30", [4, 5], video=True)
+    meta = tmp_path / "v30" / "meta" / "episodes" / "chunk-000" / "file-000.parquet"
+    rows = pq.read_table(meta).to_pylist()
+    rows[1]["videos/observation.images.cam/from_timestamp"] = None
+    pq.write_table(pa.Table.from_pylist(rows), meta)
+    with pytest.raises(rd.DatasetError, match=rf"{meta}: row 1: videos/observation.images.cam/"
+                                              r"from_timestamp is None, not a number"):
+        rd.open(tmp_path / "v30")
+    root = copy("unitree_g1_inspire_v21_subset", tmp_path)
+    path = root / "meta" / "episodes.jsonl"
+    lines = path.read_text().splitlines()
+    lines[7] = json.dumps({"episode_index": 7, "tasks": []})
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(rd.DatasetError, match=r"episodes.jsonl: line 8: no 'length'"):
+        rd.open(root)

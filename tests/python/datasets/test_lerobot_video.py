@@ -86,9 +86,10 @@ def test_frames_equal_sequential_decode(case, order):
         np.testing.assert_array_equal(image, frames[i])
 
 
-def test_negative_index_and_out_of_range(case):
+def test_negative_empty_and_out_of_range_indices(case):
     _, s, _, frames, picks = case
     np.testing.assert_array_equal(s.frames([-1])[0], frames[picks[2]])
+    assert s.frames([]).shape == (0,) + tuple(frames[0].shape)
     with pytest.raises(IndexError):
         s.frames([len(s)])
 
