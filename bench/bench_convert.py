@@ -4,8 +4,9 @@ write with rosbags + pandas.merge_asof, on one core, same machine, same run.
 
 Input: a rosbag2 MCAP written here from the real messages of
 data/robot/ros2/robot_localization_test1_mcap repeated with shifted times
-(bench_read_rosbag.write_larger: uncompressed, 7.6 MB a copy; --copies, default 16: about 120 MB; the issue's
-1 GB is 650 copies, scaled down for the 2-core shared machine's time).
+(bench_read_rosbag.write_larger: uncompressed, 7.6 MB a copy; --copies, default
+16: about 120 MB; the issue's 1 GB is 131 copies, scaled down for the 2-core
+shared machine's time).
 Both converters write the same three features at --fps (default 30) over the
 IMU/odometry overlap to Parquet:
 
