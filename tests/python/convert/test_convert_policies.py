@@ -37,6 +37,20 @@ def test_split_by_gap(tmp_path):
     np.testing.assert_array_equal(r["observation.a"][:, 0], np.arange(22))
 
 
+def test_split_by_a_mode_stream(tmp_path):
+    times = [S + i * S // 10 for i in range(30)]
+    mode = [0] * 8 + [1] * 12 + [2] * 10
+    bag = tmp_path / "modes"
+    write_bag(bag, {"/a": times, "/mode": times}, modes={"/mode": mode})
+    report = convert([str(bag)], str(tmp_path / "ds"), to="lerobot", fps=10,
+                     streams=["observation.a=/a/angular_velocity"],
+                     split_by="/mode/angular_velocity")
+    assert [e["frames"] for e in report["episodes"]] == [8, 12, 10]
+    r = rows(tmp_path / "ds")
+    np.testing.assert_array_equal(r["episode_index"], np.repeat([0, 1, 2], [8, 12, 10]))
+    np.testing.assert_array_equal(r["observation.a"][:, 0], np.arange(30))
+
+
 @pytest.fixture
 def staggered(tmp_path):
     """/a at 10 Hz over 1.0..2.0 s, /b at 10 Hz over 1.5..2.5 s."""
