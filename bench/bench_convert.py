@@ -19,7 +19,8 @@ IMU/odometry overlap to Parquet:
                       interpolation: less work than the converter does)
 
 Runs alternate (one of each per round) after a warm-up round, the process
-pinned to one CPU. Prints a table and writes
+pinned to one CPU. Times are CPU seconds of the process (the machine is
+shared; as bench_read_rosbag), wall-clock medians kept beside them. Prints a table and writes
 bench/results/convert_<cpu-model>.json: device, versions, command, commit, bag
 bytes and messages, frames, median/p10/p90 seconds, MB of bag per second per
 core, frames per second, the baseline's time over robocache's, and the
@@ -119,17 +120,18 @@ def main():
         impls = {"robocache convert": (robocache_convert, tmp / "lerobot"),
                  "rosbags + pandas.merge_asof": (pandas_convert, tmp / "pandas.parquet")}
         frames = {name: fn(bag, out, args.fps) for name, (fn, out) in impls.items()}
-        times = {name: [] for name in impls}
+        cpu, wall = ({name: [] for name in impls} for _ in range(2))
         for _ in range(args.repeats):
             for name, (fn, out) in impls.items():
-                t0 = time.perf_counter()
+                c0, w0 = time.process_time(), time.perf_counter()
                 fn(bag, out, args.fps)
-                times[name].append(time.perf_counter() - t0)
+                cpu[name].append(time.process_time() - c0)
+                wall[name].append(time.perf_counter() - w0)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     res = {}
-    for name, t in times.items():
-        s = stats(t)
+    for name in impls:
+        s = stats(cpu[name], wall[name])
         s.update(frames=frames[name], mb_per_s_per_core=nbytes / s["median_s"] / 1e6,
                  frames_per_s=frames[name] / s["median_s"],
                  minutes_per_gb_one_core=s["median_s"] / (nbytes / 1e9) / 60,
@@ -143,10 +145,13 @@ def main():
                time_over_robocache={n: v["median_s"] / base for n, v in res.items()})
     print(f"bag: {args.copies} copies of robot_localization_test1, {nbytes / 1e6:.1f} MB, "
           f"{messages} messages; {args.fps} fps; one core of {out['device']}")
-    print(f"{'converter':30s} {'median s':>9s} {'p10':>7s} {'p90':>7s} {'MB/s/core':>10s} "
+    print("times: CPU seconds of this process (median, p10, p90), wall median")
+    print(f"{'converter':30s} {'median s':>9s} {'p10':>7s} {'p90':>7s} {'wall s':>7s} "
+          f"{'MB/s/core':>10s} "
           f"{'frames/s':>10s} {'min/GB/core':>12s} {'x robocache':>12s}")
     for name, v in res.items():
         print(f"{name:30s} {v['median_s']:9.2f} {v['p10_s']:7.2f} {v['p90_s']:7.2f} "
+              f"{v['wall_median_s']:7.2f} "
               f"{v['mb_per_s_per_core']:10.2f} {v['frames_per_s']:10.0f} "
               f"{v['minutes_per_gb_one_core']:12.2f} {out['time_over_robocache'][name]:12.2f}")
     path = pathlib.Path(args.out) if args.out else \
