@@ -17,8 +17,9 @@ header stamps moved on by whole seconds per copy; default 4 copies):
                       decoder + the same lists -> np.array
 
 Every implementation must give the same arrays (times and values of every
-stream) or the script exits 1. Runs are interleaved (one of each per round)
-after a warm-up round. Prints a table and writes
+stream) or the script exits 1. Runs are interleaved (one of each per round,
+each implementation first in turn) after a warm-up round, with the garbage
+collected before and no collection during each timed run (as timeit). Prints a table and writes
 bench/results/read_rosbag_<cpu-model>.json: device, versions, command, commit,
 per bag its size and messages, median/p10/p90 CPU seconds of this process
 (the machine may be shared: CPU time is what another process's load moves
@@ -28,6 +29,7 @@ and each loop's CPU time over robocache's.
 usage: python bench/bench_read_rosbag.py [--repeats R] [--copies N] [--out FILE]
 """
 import argparse
+import gc
 import json
 import os
 import pathlib
@@ -195,12 +197,16 @@ def bench_bag(path, repeats, generated=None):
     import robocache.datasets as rd
     messages = rd.open(path).meta["messages"]
     cpu, wall = ({name: [] for name in impls} for _ in range(2))
-    for _ in range(repeats):
-        for name, fn in impls.items():
+    names = list(impls)
+    for r in range(repeats):
+        for name in names[r % len(names):] + names[:r % len(names)]:  # each goes first in turn
+            gc.collect()  # no garbage of the one before; no collection while timed (as timeit)
+            gc.disable()
             c0, w0 = time.process_time(), time.perf_counter()
-            fn(path)
+            impls[name](path)
             cpu[name].append(time.process_time() - c0)
             wall[name].append(time.perf_counter() - w0)
+            gc.enable()
     nbytes = bag_bytes(path)
     out = {name: stats(cpu[name], wall[name]) for name in impls}
     for v in out.values():
