@@ -83,10 +83,14 @@ def write_shard(root, key, items):
         sums = {n: _sha256(os.path.join(tmp, n)) for n in ("episodes.npz", "episodes.json")}
         with open(os.path.join(tmp, "manifest.json"), "w") as fh:
             json.dump({"key": key, "sha256": sums}, fh)
+        if os.path.isdir(final):  # damaged (checksums fail): set it aside
+            old = tempfile.mkdtemp(prefix=f"{key}.damaged-", dir=root)
+            os.rename(final, os.path.join(old, key))
+            shutil.rmtree(old, ignore_errors=True)
         try:
             os.rename(tmp, final)
         except OSError:
-            if not is_complete(final):  # another attempt finished it first
+            if not is_complete(final):  # else another attempt finished it first
                 raise
     finally:
         if os.path.isdir(tmp):
