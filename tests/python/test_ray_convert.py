@@ -14,8 +14,6 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import requires_cuda
-
 ray = pytest.importorskip("ray")
 rr = pytest.importorskip("robocache.ray")
 from robocache.convert import convert  # noqa: E402
@@ -27,6 +25,17 @@ ODOM = "/husky_velocity_controller/odom"
 STREAMS = ["observation.imu=/imu/data/angular_velocity,/imu/data/linear_acceleration",
            f"observation.state={ODOM}/pose", f"action={ODOM}/twist,method=previous"]
 FPS = 30
+
+
+def _cuda():
+    try:
+        import torch
+        return torch.cuda.is_available()
+    except ImportError:
+        return False
+
+
+requires_cuda = pytest.mark.skipif(not _cuda(), reason="no CUDA device")
 
 
 @pytest.fixture(scope="module", autouse=True)
