@@ -213,8 +213,8 @@ def cmd_info(argv):
     for path in argv:
         try:
             fmt = rd.detect(path)
-        except (ValueError, OSError):
-            fmt = None
+        except (ValueError, OSError, ImportError):
+            fmt = None  # text and point-cloud files: the C tool
         if fmt not in DATASET_FORMATS:
             return run_c(["info"] + list(argv))
         try:

@@ -3,6 +3,7 @@ encoding (lerobot.datasets.video_utils.encode_video_frames): AV1 by libsvtav1,
 yuv420p, g=2, crf=30; PTS = frame number in a 1/fps time base, episodes one
 after another in the same file (LeRobot v3.0 from_timestamp/to_timestamp)."""
 
+import os
 from fractions import Fraction
 
 from ..datasets._deps import require
@@ -14,6 +15,7 @@ OPTIONS = {"g": "2", "crf": "30"}
 
 class VideoWriter:
     def __init__(self, path, fps):
+        os.environ.setdefault("SVT_LOG", "1")  # SVT-AV1: errors only on stderr
         self.av = require("av", extra="datasets", purpose="encode MP4 video")
         self.path = path
         self.fps = fps

@@ -75,3 +75,23 @@ def no_gap_holds_a_frame(t, grid):
     limit = 3 * np.median(dt)
     gaps = np.flatnonzero(dt > limit)
     return all(not np.any((grid > t[i]) & (grid < t[i + 1])) for i in gaps)
+
+
+def write_bag(path, topics, modes=None):
+    """A rosbag2 (sqlite3) of sensor_msgs/Imu topics: {topic: [stamp ns, ...]};
+    angular_velocity = (message number, 0, 0), or (0, 0, modes[topic][i])."""
+    from rosbags.rosbag2 import Writer
+    from rosbags.typesys import Stores, get_typestore
+    ts = get_typestore(Stores.ROS2_HUMBLE)
+    Imu, Header, Time = (ts.types[n] for n in ("sensor_msgs/msg/Imu", "std_msgs/msg/Header",
+                                                "builtin_interfaces/msg/Time"))
+    Quat, Vec = ts.types["geometry_msgs/msg/Quaternion"], ts.types["geometry_msgs/msg/Vector3"]
+    cov = np.zeros(9)
+    with Writer(path, version=9) as w:
+        for topic, stamps in topics.items():
+            conn = w.add_connection(topic, Imu.__msgtype__, typestore=ts)
+            for i, t in enumerate(stamps):
+                msg = Imu(Header(Time(t // 10**9, t % 10**9), "imu"), Quat(0, 0, 0, 1), cov,
+                          Vec(0, 0, modes[topic][i]) if topic in (modes or {}) else Vec(i, 0, 0),
+                          cov, Vec(0, 0, 9.8), cov)
+                w.write(conn, t, ts.serialize_cdr(msg, Imu.__msgtype__))

@@ -5,33 +5,14 @@ import os
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 
-from conftest import HUSKY_MCAP, HUSKY_STREAMS
+from conftest import HUSKY_MCAP, HUSKY_STREAMS, write_bag
 
 
 def robocache(*args):
     return subprocess.run([sys.executable, "-m", "robocache.cli", *map(str, args)],
                           capture_output=True, text=True)
-
-
-def write_bag(path, topics):
-    """A rosbag2 (sqlite3) of sensor_msgs/Imu topics: {topic: [stamp ns, ...]}."""
-    from rosbags.rosbag2 import Writer
-    from rosbags.typesys import Stores, get_typestore
-    ts = get_typestore(Stores.ROS2_HUMBLE)
-    Imu, Header, Time = (ts.types[n] for n in ("sensor_msgs/msg/Imu", "std_msgs/msg/Header",
-                                                "builtin_interfaces/msg/Time"))
-    Quat, Vec = ts.types["geometry_msgs/msg/Quaternion"], ts.types["geometry_msgs/msg/Vector3"]
-    cov = np.zeros(9)
-    with Writer(path, version=9) as w:
-        for topic, stamps in topics.items():
-            conn = w.add_connection(topic, Imu.__msgtype__, typestore=ts)
-            for i, t in enumerate(stamps):
-                msg = Imu(Header(Time(t // 10**9, t % 10**9), "imu"), Quat(0, 0, 0, 1), cov,
-                          Vec(i, 0, 0), cov, Vec(0, 0, 9.8), cov)
-                w.write(conn, t, ts.serialize_cdr(msg, Imu.__msgtype__))
 
 
 def leftovers(folder):

@@ -35,3 +35,23 @@ def test_robomimic_layout_and_values(tmp_path, husky_messages):
                                           hold(t_odom, odom[:, 7:13], grid).astype(np.float32))
             assert g["dones"][-1] == 1 and not g["dones"][:-1].any()
             assert g["rewards"].shape == (grid.shape[0],)
+
+
+def test_robomimic_image_obs_equal_source_frames(tmp_path):
+    import robocache.datasets as rd
+    from conftest import LEROBOT
+    src = LEROBOT / "lingzu_open50_v30_subset"
+    out = tmp_path / "demos.hdf5"
+    convert([str(src)], str(out), to="robomimic", reference="image",
+            streams=["observation.state=state", "action=actions",
+                     "observation.agentview_image=image"])
+    rec = rd.open(str(src))
+    with h5py.File(out, "r") as f:
+        for demo, ep in zip(("demo_0", "demo_1"), rec.episodes):
+            img = f["data"][demo]["obs/agentview_image"]
+            n = len(ep.streams["image"])
+            assert img.shape == (n, 480, 640, 3) and img.dtype == np.uint8
+            pick = [0, n // 3, n - 1]
+            np.testing.assert_array_equal(img[pick], ep.streams["image"].frames(pick))
+            np.testing.assert_array_equal(f["data"][demo]["actions"][()],
+                                          ep.streams["actions"].values)

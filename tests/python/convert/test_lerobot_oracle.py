@@ -1,5 +1,7 @@
 """The LeRobot output loads in the real `lerobot` package (LeRobotDataset(root=...),
-default tolerance_s) and its frames equal the converter's Parquet rows.
+default tolerance_s) and its frames equal the converter's Parquet rows; an
+image feature's MP4 decodes in LeRobot (pyav backend, both episodes of one
+shared file) to the frames robocache.datasets decodes from it.
 
 lerobot needs Python >= 3.12 and torch < 2.12, so it runs in its own
 environment through a subprocess: $ROBOCACHE_LEROBOT_PYTHON, else
@@ -53,3 +55,41 @@ def test_loads_in_lerobot(tmp_path):
         np.testing.assert_array_equal(got[k].reshape(want.shape), want)
     info = json.loads((out / "meta/info.json").read_text())
     assert info["total_frames"] == table.num_rows
+
+
+LOAD_VIDEO = r"""
+import sys
+import numpy as np
+from lerobot.datasets.lerobot_dataset import LeRobotDataset
+root, out = sys.argv[1], sys.argv[2]
+ds = LeRobotDataset("local/robocache_convert", root=root, video_backend="pyav")
+picks = [0, ds.meta.episodes[0]["length"] - 1, ds.meta.episodes[0]["length"], len(ds) - 1]
+rows = [ds[i] for i in picks]
+np.savez(out, picks=picks, n=len(ds),
+         frames=np.stack([r["observation.images.cam"].numpy() for r in rows]),
+         episode=np.array([int(r["episode_index"]) for r in rows]))
+"""
+
+
+@pytest.mark.skipif(not os.access(ORACLE, os.X_OK), reason=f"no lerobot environment at {ORACLE}")
+def test_video_loads_in_lerobot(tmp_path):
+    import robocache.datasets as rd
+    out = tmp_path / "ds"
+    src = ROOT / "data/robot/lerobot/lingzu_open50_v30_subset"
+    convert([str(src)], str(out), to="lerobot", reference="image",
+            streams=["observation.state=state", "action=actions", "observation.images.cam=image"])
+    dump = tmp_path / "frames.npz"
+    p = subprocess.run([ORACLE, "-c", LOAD_VIDEO, str(out), str(dump)], capture_output=True,
+                       text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert p.returncode == 0, p.stderr[-3000:]
+    got = np.load(dump)
+    ours = rd.open(str(out))
+    lengths = [len(ep.streams["observation.images.cam"]) for ep in ours.episodes]
+    assert int(got["n"]) == sum(lengths)
+    np.testing.assert_array_equal(got["episode"], [0, 0, 1, 1])
+    for k, i in enumerate(got["picks"]):
+        e = 0 if i < lengths[0] else 1
+        want = ours.episodes[e].streams["observation.images.cam"].frames(
+            [i - (0 if e == 0 else lengths[0])])[0]
+        # LeRobot returns float [C, H, W] in [0, 1] of the same FFmpeg decode
+        np.testing.assert_allclose(got["frames"][k].transpose(1, 2, 0) * 255, want, atol=0.5)
