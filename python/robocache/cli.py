@@ -100,6 +100,14 @@ def _convert_parser():
     p.add_argument("--order", default="error", choices=("error", "drop"),
                    help="input times that repeat or go back: an error, or drop those samples")
     p.add_argument("--overwrite", action="store_true", help="replace an existing output")
+    p.add_argument("--ray", action="store_true", help="run on Ray (lerobot only; pip install "
+                   "'robocache[ray]'): one recording per task, shards merged (docs/ray.md)")
+    p.add_argument("--ray-address", metavar="ADDRESS", help="a Ray cluster (ray://head:10001); "
+                   "implies --ray")
+    p.add_argument("--num-workers", type=int, metavar="N", help="--ray: converting actors "
+                   "(default: the cluster's CPUs)")
+    p.add_argument("--num-gpus-per-worker", type=float, default=0, metavar="G",
+                   help="--ray: GPUs per actor (e.g. 0.25); 0 runs the CPU backend")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress and no summary")
     return p
 
@@ -136,11 +144,20 @@ def cmd_convert(argv):
     log = None if args.quiet else (lambda line: sys.stderr.write(line + "\n"))
     try:
         split_gap = None if args.split_gap is None else duration_ns(args.split_gap, "--split-gap")
-        convert(args.inputs, args.output, to=args.to, streams=args.stream, fps=fps,
-                reference=args.reference, span=args.span, invalid=args.invalid,
-                split_gap=split_gap, split_by=args.split_by, task=args.task,
-                robot_type=args.robot_type, overwrite=args.overwrite, order=args.order,
-                masks=_masks(args.mask), progress=not args.quiet, log=log)
+        common = dict(streams=args.stream, fps=fps, reference=args.reference, span=args.span,
+                      invalid=args.invalid, split_gap=split_gap, split_by=args.split_by,
+                      task=args.task, robot_type=args.robot_type, overwrite=args.overwrite,
+                      order=args.order, log=log)
+        if args.ray or args.ray_address:
+            if args.to != "lerobot":
+                return _usage_error("convert", "--ray writes LeRobot datasets only (--to lerobot)")
+            from .ray import convert as ray_convert
+            ray_convert(args.inputs, args.output, address=args.ray_address,
+                        num_workers=args.num_workers,
+                        num_gpus_per_worker=args.num_gpus_per_worker, **common)
+        else:
+            convert(args.inputs, args.output, to=args.to, masks=_masks(args.mask),
+                    progress=not args.quiet, **common)
     except (ValueError, OSError, ImportError) as exc:
         sys.stderr.write(f"robocache convert: {exc}\n")
         return exit_code(exc)

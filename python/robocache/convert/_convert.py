@@ -33,6 +33,13 @@ class Converted:
     def length(self):
         return int(self.frame_times.shape[0])
 
+    @property
+    def policies(self):
+        """feature -> its sources, kind, column names and resample options."""
+        return {f.name: {"sources": [s.name for s in f.series], "kind": f.kind,
+                         "names": f.names, "options": [dict(o) for o in f.options]}
+                for f in self.features}
+
 
 def _feature_valid(feats, valid):
     out, k = {}, 0
@@ -103,7 +110,7 @@ def _one(where, ep, feats, span, reference, fps, options):
         i0, i1 = np.searchsorted(reference, span, side="left")
         ref = reference[i0:i1]
     frames = _episode.grid(streams, fps, options["span"], ref, where)
-    values, valid = _episode.align(streams, frames)
+    values, valid = _episode.align(streams, frames, options.get("device"))
     report = {"episode": where, "frames_grid": int(frames.shape[0]),
               "grid": "reference" if ref is not None else f"{fps} fps {options['span']}",
               "start_ns": int(frames[0]) if frames.size else None,
@@ -119,11 +126,6 @@ def _one(where, ep, feats, span, reference, fps, options):
     task = options["task"] or str(ep.meta.get("task") or DEFAULT_TASK)
     return Converted(where=where, task=task, features=feats, values=values, frame_times=frames,
                      valid_columns=cols, report=report)
-
-
-def _policies(conv):
-    return {f.name: {"sources": [s.name for s in f.series], "kind": f.kind, "names": f.names,
-                     "options": [dict(o) for o in f.options]} for f in conv.features}
 
 
 def convert(inputs, output, *, to, streams, fps=None, reference=None, span="overlap",
@@ -151,7 +153,23 @@ def convert(inputs, output, *, to, streams, fps=None, reference=None, span="over
     Returns the sync report (dict: "episodes" list, "rejected" list); also
     written as OUTPUT.sync.json. Raises SpecError (usage), ConvertError (data),
     OutputError (I/O), robocache.datasets.DatasetError (unreadable input).
+    robocache.ray.convert runs the same conversion on Ray.
     """
+    specs, fps, options = plan(inputs, to=to, streams=streams, fps=fps, reference=reference,
+                               span=span, invalid=invalid, split_gap=split_gap,
+                               split_by=split_by, task=task, order=order)
+    _output.check_target(output, overwrite)
+    items = _progress(_episodes(inputs, specs, fps, options), progress)
+    if progress and log is not None:
+        log = items.write
+    return write(items, output, to=to, inputs=inputs, fps=fps, options=options,
+                 robot_type=robot_type, masks=masks, log=log)
+
+
+def plan(inputs, *, to, streams, fps=None, reference=None, span="overlap", invalid="trim",
+         split_gap=None, split_by=None, task=None, order="error"):
+    """Checks convert's arguments (SpecError naming the bad one) and returns
+    (specs: list of StreamSpec, fps, options: dict for episodes())."""
     if to not in TARGETS:
         raise SpecError(f"--to: {to!r} is not one of {', '.join(TARGETS)}")
     if invalid not in INVALID:
@@ -169,36 +187,47 @@ def convert(inputs, output, *, to, streams, fps=None, reference=None, span="over
         raise SpecError("give --fps or --reference")
     if fps is not None and not fps > 0:
         raise SpecError(f"--fps must be positive, got {fps}")
-    _output.check_target(output, overwrite)
     if fps is None:
         fps = _reference_fps(inputs[0], reference, order)
     options = {"reference": reference, "span": span, "invalid": invalid, "split_gap": split_gap,
                "split_by": split_by, "task": task, "order": order}
+    return specs, fps, options
+
+
+def episodes(inputs, specs, fps, options, device=None):
+    """The converted episodes of `inputs` in order: Converted, or the report
+    (dict with "rejected") of an episode the invalid policy dropped. device:
+    None (the CPU backend) or a torch device string ("cuda:0") to align on."""
+    return _episodes(inputs, specs, fps, dict(options, device=device))
+
+
+def write(items, output, *, to, inputs, fps, options, robot_type=None, masks=None, log=None):
+    """Writes converted episodes (`items`: Converted, LeRobot EpisodePart with
+    `report` and `policies`, or rejected reports) to a temporary output
+    renamed to `output` at the end, then OUTPUT.sync.json. Returns the report."""
     tmp = _output.temporary(output, to == "lerobot")
     writer = None
     try:
         writer = _writer(to, tmp, fps, robot_type, masks)
         report = {"output": output, "to": to, "fps": fps, "episodes": [], "rejected": []}
         policies = None
-        episodes = _progress(_episodes(inputs, specs, fps, options), progress)
-        if progress and log is not None:
-            log = episodes.write
-        for conv in episodes:
+        for conv in items:
             if isinstance(conv, dict):
                 report["rejected"].append(conv)
                 _log(log, f"rejected {conv['episode']}: {conv['rejected']}")
                 continue
             writer.write(conv)
-            policies = policies or _policies(conv)
+            policies = policies or conv.policies
             report["episodes"].append(conv.report)
             _log(log, _summary(conv.report))
         if not report["episodes"]:
             raise ConvertError("no episode was converted: "
                                + "; ".join(f"{r['episode']}: {r['rejected']}"
                                            for r in report["rejected"]))
-        writer.finish({"inputs": [str(p) for p in inputs], "fps": fps, "reference": reference,
-                       "span": span, "invalid": invalid, "features": policies,
-                       "split_gap_ns": split_gap, "split_by": split_by})
+        writer.finish({"inputs": [str(p) for p in inputs], "fps": fps,
+                       "reference": options["reference"], "span": options["span"],
+                       "invalid": options["invalid"], "features": policies,
+                       "split_gap_ns": options["split_gap"], "split_by": options["split_by"]})
         writer = None
         _output.commit(tmp, output)
     except BaseException:

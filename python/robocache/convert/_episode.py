@@ -107,27 +107,39 @@ def grid(streams, fps, span, reference, where):
     return np.asarray(times)
 
 
-def align(streams, target):
+def align(streams, target, device=None):
     """(values float64 [T, sum D], valid bool [T, K]) by robocache.align,
-    window by window."""
+    window by window; device None: NumPy arrays (the CPU backend), else a
+    torch device string ("cuda:0"): each window goes there as torch tensors
+    and its result comes back."""
     T = target.shape[0]
     width = sum(s.values.shape[1] for s in streams)
     values = np.empty((T, width), np.float64)
     valid = np.empty((T, len(streams)), bool)
+    put = _to_device(device)
     for w0 in range(0, T, WINDOW):
         w1 = min(T, w0 + WINDOW)
-        part = [_window(s, target[w0], target[w1 - 1]) for s in streams]
-        out, ok = robocache.align(part, target[w0:w1], out_dtype=np.float64)
+        part = [_window(s, target[w0], target[w1 - 1], put) for s in streams]
+        out, ok = robocache.align(part, put(target[w0:w1]), out_dtype=np.float64)
+        if device is not None:
+            out, ok = out.cpu().numpy(), ok.cpu().numpy()
         values[w0:w1], valid[w0:w1] = out, ok
     return values, valid
 
 
-def _window(s, first, last):
+def _to_device(device):
+    if device is None:
+        return lambda x: x
+    import torch
+    return lambda x: torch.from_numpy(np.ascontiguousarray(x)).to(device)
+
+
+def _window(s, first, last, put):
     t = s.times + s.time_offset if s.time_offset else s.times
     n = t.shape[0]
     i0 = max(int(np.searchsorted(t, first, side="right")) - 2, 0)
     i1 = min(int(np.searchsorted(t, last, side="left")) + 2, n)
-    w = robocache.Stream(s.values[i0:i1], s.times[i0:i1], name=s.name)
+    w = robocache.Stream(put(s.values[i0:i1]), put(s.times[i0:i1]), name=s.name)
     for k in ("method", "extrapolate", "fill_value", "max_gap", "tolerance", "time_offset",
               "quat_order"):
         setattr(w, k, getattr(s, k))

@@ -35,6 +35,52 @@ def _pa():
     return require("pyarrow", purpose="write LeRobot Parquet files")
 
 
+class EpisodePart:
+    """What one converted episode adds to a dataset, apart from its place in
+    it (indices, task index, video offsets): `where`, `task`, `length` (T),
+    `layout` ([(feature, kind, width)]), `features` (info.json entries of the
+    feature and valid columns, in order), `valid` (names of the bool
+    "<feature>.valid" columns), `columns` (name -> float32 [T, D] or bool [T];
+    vector and valid columns) and `stats` (name -> per-episode statistics of
+    those columns, robocache.convert._stats.of_array). Picklable."""
+
+    __slots__ = ("where", "task", "length", "layout", "features", "valid", "columns", "stats")
+
+    def __init__(self, **kw):
+        for k, v in kw.items():
+            setattr(self, k, v)
+
+
+def episode_part(ep):
+    """EpisodePart of a converted episode (image features: declared in
+    `features` and `layout`, written by LeRobotWriter from the episode)."""
+    layout = [(f.name, f.kind, f.cols.stop - f.cols.start) for f in ep.features]
+    feats, columns, stats = {}, {}, {}
+    for f in ep.features:
+        if f.kind == "image":
+            feats[f.name] = {"dtype": "video", "shape": None,
+                             "names": ["height", "width", "channels"]}
+            continue
+        feats[f.name] = {"dtype": "float32", "shape": [len(f.names)], "names": f.names}
+        x = ep.values[:, f.cols].astype(np.float32)
+        columns[f.name] = x
+        stats[f.name] = _stats.of_array(x)
+    for name, v in ep.valid_columns.items():
+        feats[name] = {"dtype": "bool", "shape": [1], "names": None}
+        columns[name] = v
+        stats[name] = _stats.of_array(v.reshape(-1, 1))
+    feats["timestamp"] = {"dtype": "float32", "shape": [1], "names": None}
+    for name in _INDEX_FEATURES[1:]:
+        feats[name] = {"dtype": "int64", "shape": [1], "names": None}
+    return EpisodePart(where=ep.where, task=ep.task, length=ep.length, layout=layout,
+                       features=feats, valid=list(ep.valid_columns), columns=columns,
+                       stats=stats)
+
+
+def _feature(ep, name):
+    return next(f for f in ep.features if f.name == name)
+
+
 class LeRobotWriter:
     """write(ep) per converted episode, then finish(meta) once."""
 
@@ -55,50 +101,33 @@ class LeRobotWriter:
         self._data_pos = (0, 0)
         self._videos = {}
 
-    def _layout_of(self, ep):
-        return [(f.name, f.kind, f.cols.stop - f.cols.start) for f in ep.features]
-
-    def _declare(self, ep):
-        self.layout = self._layout_of(ep)
-        feats = {}
-        for f in ep.features:
-            if f.kind == "image":
-                feats[f.name] = {"dtype": "video", "shape": None,
-                                 "names": ["height", "width", "channels"]}
-            else:
-                feats[f.name] = {"dtype": "float32", "shape": [len(f.names)], "names": f.names}
-        for name in ep.valid_columns:
-            feats[name] = {"dtype": "bool", "shape": [1], "names": None}
-        feats["timestamp"] = {"dtype": "float32", "shape": [1], "names": None}
-        for name in _INDEX_FEATURES[1:]:
-            feats[name] = {"dtype": "int64", "shape": [1], "names": None}
-        self.features = feats
-
     def write(self, ep):
-        """ep: a converted episode (robocache.convert._convert.Converted)."""
+        """ep: a converted episode (robocache.convert._convert.Converted), or
+        its EpisodePart (vector features only) computed elsewhere."""
+        part = ep if isinstance(ep, EpisodePart) else episode_part(ep)
         if self.features is None:
-            self._declare(ep)
-        elif self._layout_of(ep) != self.layout:
-            raise ValueError(f"{ep.where}: its features {self._layout_of(ep)} differ from the "
+            self.features, self.layout = dict(part.features), part.layout
+        elif part.layout != self.layout:
+            raise ValueError(f"{part.where}: its features {part.layout} differ from the "
                              f"first episode's {self.layout}")
         index = len(self.episodes)
-        task = self.tasks.setdefault(ep.task, len(self.tasks))
-        T = ep.length
-        row = {"episode_index": index, "tasks": [ep.task], "length": T}
+        task = self.tasks.setdefault(part.task, len(self.tasks))
+        T = part.length
+        row = {"episode_index": index, "tasks": [part.task], "length": T}
         ts = (np.arange(T, dtype=np.float64) / self.fps).astype(np.float32)
         cols = {}
         stats = {}
-        for f in ep.features:
-            if f.kind == "image":
-                row.update(self._write_video(f, ep, stats))
+        for name, kind, _ in part.layout:
+            if kind == "image":
+                row.update(self._write_video(_feature(ep, name), ep, stats))
                 continue
-            x = ep.values[:, f.cols].astype(np.float32)
-            cols[f.name] = self.pa.FixedSizeListArray.from_arrays(
+            x = part.columns[name]
+            cols[name] = self.pa.FixedSizeListArray.from_arrays(
                 self.pa.array(x.reshape(-1)), x.shape[1])
-            stats[f.name] = _stats.of_array(x)
-        for name, v in ep.valid_columns.items():
-            cols[name] = self.pa.array(v)
-            stats[name] = _stats.of_array(v.reshape(-1, 1))
+            stats[name] = part.stats[name]
+        for name in part.valid:
+            cols[name] = self.pa.array(part.columns[name])
+            stats[name] = part.stats[name]
         frame_index = np.arange(T, dtype=np.int64)
         index_cols = {"timestamp": ts, "frame_index": frame_index,
                       "episode_index": np.full(T, index, np.int64),
