@@ -21,7 +21,8 @@
   X(methods) X(extrapolates) X(fill_values) X(max_gaps) X(tolerances) X(time_offsets)             \
   X(quat_orders) X(rate_hz) X(span) X(points) X(offsets) X(voxel_size) X(point_cloud_range)       \
   X(mode) X(max_points_per_voxel) X(max_voxels) X(packed) X(voxels) X(coords) X(num_points)      \
-  X(num_voxels) X(out_offsets) X(path) X(bin_columns)
+  X(num_voxels) X(out_offsets) X(path) X(bin_columns) X(format) X(columns) X(time_column)         \
+  X(time_unit)
 /* clang-format on */
 
 #define RCPY_KW_ENUM(name) RCPY_KW_##name,
@@ -255,5 +256,6 @@ extern PyMethodDef rcpy_grid_methods[];
 extern PyMethodDef rcpy_voxelize_methods[];
 extern PyMethodDef rcpy_shape_methods[];
 extern PyMethodDef rcpy_pointcloud_methods[];
+extern PyMethodDef rcpy_table_methods[];
 
 #endif

@@ -133,6 +133,14 @@ def test_point_cloud_field_names_escape_their_bytes(tmp_path):
     assert points.tolist() == [[1, 2, 3, 4]]
 
 
+def test_text_table_with_garbage_bytes_is_a_value_error(tmp_path):
+    path = tmp_path / "bad.csv"
+    path.write_bytes(b"#timestamp [ns],a\xff\n1,2\n")
+    with pytest.raises(ValueError, match=r"unknown column 'b'; available columns: "
+                                         r"'timestamp \[ns\]', 'a\\xff'"):
+        robocache.read_table(path, columns=["b"])
+
+
 @pytest.mark.parametrize("call,op", [
     (lambda: robocache.voxel_downsample(np.array([[0, 0, 0], [1e30, 1e30, 1e30]], np.float32),
                                         1e-30), "voxel_downsample"),
