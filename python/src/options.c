@@ -137,41 +137,43 @@ int rcpy_time_ns(PyObject *v, int32_t time_dtype, const char *what, int64_t *ns)
 }
 
 /* A positive time limit (max_gap, tolerance) or None. */
-static int positive_time(PyObject *v, int32_t time_dtype, const char *who, const char *name,
-                         int64_t *ns) {
-  char what[160];
-  PyOS_snprintf(what, sizeof what, "%s%s", who, name);
-  if (rcpy_time_ns(v, time_dtype, what, ns) < 0) return -1;
+static int positive_time(PyObject *v, int32_t time_dtype, const char *name, int64_t *ns) {
+  if (rcpy_time_ns(v, time_dtype, name, ns) < 0) return -1;
   if (v != Py_None && *ns <= 0) {
     PyErr_Format(PyExc_ValueError, "%s: must be > 0 (%s), or None for no limit; got %R (%lld ns)",
-                 what, time_dtype == ROBOCACHE_DTYPE_I64 ? "ns" : "s", v, (long long)*ns);
+                 name, time_dtype == ROBOCACHE_DTYPE_I64 ? "ns" : "s", v, (long long)*ns);
     return -1;
   }
   return 0;
 }
 
+/* Prefixes the message of the exception being raised with `who` ("stream 1
+ * (imu): "); -1. Messages are formatted only when a call fails. */
+static int with_prefix(const char *who) {
+  if (!*who) return -1;
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyErr_NormalizeException(&type, &value, &tb);
+  PyErr_Format(type, "%s%S", who, value);
+  Py_XDECREF(type);
+  Py_XDECREF(value);
+  Py_XDECREF(tb);
+  return -1;
+}
+
 int rcpy_interp_options(const rcpy_interp_args *a, int32_t time_dtype, const char *who,
                         robocache_interp_options *o) {
-  char what[160];
   robocache_interp_options_init(o);
-#define RCPY_WHAT(name) (PyOS_snprintf(what, sizeof what, "%s%s", who, name), what)
-  if (a->method && rcpy_method(a->method, RCPY_WHAT("method"), &o->method) < 0) return -1;
-  if (a->extrapolate &&
-      rcpy_extrapolate(a->extrapolate, RCPY_WHAT("extrapolate"), &o->extrapolate) < 0)
-    return -1;
-  if (a->fill_value && rcpy_double(a->fill_value, RCPY_WHAT("fill_value"), &o->fill_value) < 0)
-    return -1;
-  if (a->max_gap && positive_time(a->max_gap, time_dtype, who, "max_gap", &o->max_gap_ns) < 0)
-    return -1;
-  if (a->tolerance &&
-      positive_time(a->tolerance, time_dtype, who, "tolerance", &o->tolerance_ns) < 0)
-    return -1;
-  if (a->time_offset &&
-      rcpy_time_ns(a->time_offset, time_dtype, RCPY_WHAT("time_offset"), &o->time_offset_ns) < 0)
-    return -1;
-  if (a->quat_order && rcpy_quat_order(a->quat_order, RCPY_WHAT("quat_order"), &o->quat_order) < 0)
-    return -1;
-#undef RCPY_WHAT
+  if ((a->method && rcpy_method(a->method, "method", &o->method) < 0) ||
+      (a->extrapolate && rcpy_extrapolate(a->extrapolate, "extrapolate", &o->extrapolate) < 0) ||
+      (a->fill_value && rcpy_double(a->fill_value, "fill_value", &o->fill_value) < 0) ||
+      (a->max_gap && positive_time(a->max_gap, time_dtype, "max_gap", &o->max_gap_ns) < 0) ||
+      (a->tolerance &&
+       positive_time(a->tolerance, time_dtype, "tolerance", &o->tolerance_ns) < 0) ||
+      (a->time_offset &&
+       rcpy_time_ns(a->time_offset, time_dtype, "time_offset", &o->time_offset_ns) < 0) ||
+      (a->quat_order && rcpy_quat_order(a->quat_order, "quat_order", &o->quat_order) < 0))
+    return with_prefix(who);
   return 0;
 }
 
