@@ -1,7 +1,11 @@
 """Helpers shared by the benchmark drivers in bench/ (imported by name: the
 drivers run as `python3 bench/<driver>.py`, which puts bench/ on sys.path)."""
+import os
 import platform
 import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def cpu_model():
@@ -29,3 +33,14 @@ def align_case_name(r):
     if r["op"] == "resample":
         return f"resample B{r['B']} S{r['S']} T{r['T']} D{r['D']} {r['dtype']}"
     return f"align B{r['B']} f32 in, {r['out_dtype']} out"
+
+
+def find_binary(explicit, name="bench_resample_cpu"):
+    """The C harness bench/<name>.c as built: `explicit` (--bin), else
+    $ROBOCACHE_BENCH_BIN, else build/bench/<name>; exits when none runs."""
+    candidates = [explicit, os.environ.get("ROBOCACHE_BENCH_BIN"),
+                  os.path.join(ROOT, "build", "bench", name)]
+    for c in candidates:
+        if c and os.access(c, os.X_OK):
+            return c
+    sys.exit(f"{name} not found: run `make build` (or pass --bin)")

@@ -34,20 +34,10 @@ import time
 import numpy as np
 import torch
 
-from bench_common import cpu_model, slug
+from bench_common import ROOT, cpu_model, find_binary, slug
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHAPES = [dict(B=32, S=500, T=250, D=256), dict(B=64, S=4096, T=1024, D=32)]
 TOLERANCE = 1e-5
-
-
-def find_binary(explicit):
-    candidates = [explicit, os.environ.get("ROBOCACHE_BENCH_BIN"),
-                  os.path.join(ROOT, "build", "bench", "bench_resample_cpu")]
-    for c in candidates:
-        if c and os.access(c, os.X_OK):
-            return c
-    sys.exit("bench_resample_cpu not found: run `make build` (or pass --bin)")
 
 
 def stats(seconds):

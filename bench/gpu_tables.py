@@ -95,11 +95,13 @@ def voxel_tables(path):
 def python_table(path):
     d = json.load(open(path))
     print(f"<!-- {os.path.basename(path)} -->")
-    _header("call | input | public call | `_C` call | Python layer")
+    _header("call | input | public call | C call | Python layer")
     for c in d["cases"]:
-        p, q = c["public"], c["c_call"]
+        p, q, over = c["public"], c["c_call"], c["overhead_us"]
+        c_us = "–" if q is None else f"{q['median_us']:.1f}"
+        over_us = "–" if over is None else f"{over:.1f}"
         print(f"| {c['case']} | {c['input']} | {p['median_us']:.1f} ({p['p10_us']:.0f}-"
-              f"{p['p90_us']:.0f}) | {q['median_us']:.1f} | {c['overhead_us']:.1f} |")
+              f"{p['p90_us']:.0f}) | {c_us} | {over_us} |")
 
 
 def main():

@@ -6,6 +6,7 @@ point clouds, on CPU and CUDA, zero-copy through DLPack (PyTorch, NumPy, CuPy, J
     out, valid = robocache.align([robocache.Stream(imu, t_imu, name="imu"),
                                   robocache.Stream(quat, t_gt, method="slerp")],
                                  target_times)
+    imu = robocache.read_table("imu0.csv")    # EuRoC / TUM / CSV: int64 ns times, values
     points = robocache.read_point_cloud("scan.pcd")
     grid = robocache.voxelize(points, voxel_size, point_cloud_range, mode="count")
     voxels, coords, num_points, num_voxels = robocache.voxelize_hard(
@@ -25,12 +26,13 @@ if _C.version() != __version__:
 
 from ._api import Stream, align, resample, uniform_grid  # noqa: E402
 from ._pointcloud_api import read_point_cloud  # noqa: E402
+from ._table_api import Table, read_table  # noqa: E402
 from ._voxel_api import (voxel_downsample, voxel_preset, voxel_preset_names,  # noqa: E402
                          voxelize, voxelize_hard)
 
 RobocacheError = _C.RobocacheError
 has_cuda = _C.has_cuda
 
-__all__ = ["RobocacheError", "Stream", "__version__", "align", "has_cuda", "read_point_cloud",
-           "resample", "uniform_grid", "voxel_downsample", "voxel_preset", "voxel_preset_names",
-           "voxelize", "voxelize_hard"]
+__all__ = ["RobocacheError", "Stream", "Table", "__version__", "align", "has_cuda",
+           "read_point_cloud", "read_table", "resample", "uniform_grid", "voxel_downsample",
+           "voxel_preset", "voxel_preset_names", "voxelize", "voxelize_hard"]

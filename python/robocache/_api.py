@@ -13,7 +13,7 @@ number of seconds for float times.
 
 import math
 
-from . import _C, _frameworks, _shapes
+from . import _C, _frameworks
 
 try:
     from . import _torch_ops
@@ -93,24 +93,28 @@ def resample(values, times, target_times, *, lengths=None, target_lengths=None,
     MemoryError, robocache.RobocacheError (CUDA or internal errors).
     """
     if _is_torch(values):
-        return _torch_ops.resample(values, times, target_times, lengths, target_lengths,
-                                   method, extrapolate, fill_value, max_gap, tolerance,
-                                   time_offset, quat_order, return_valid, out, valid,
-                                   out_dtype, stream, check)
+        return _torch_ops.resample(
+            values, times, target_times, lengths=lengths, target_lengths=target_lengths,
+            method=method, extrapolate=extrapolate, fill_value=fill_value, max_gap=max_gap,
+            tolerance=tolerance, time_offset=time_offset, quat_order=quat_order,
+            return_valid=return_valid, out=out, valid=valid, out_dtype=out_dtype, stream=stream,
+            check=check)
     fw = _frameworks.of(values)
     out_dtype = fw.out_dtype(out_dtype)
     return_valid = return_valid or valid is not None
     if (out is None or (valid is None and return_valid)) and fw.is_cuda(values):
-        out_shape, valid_shape = _shapes.resample(values.shape, len(times.shape),
-                                                  target_times.shape)
+        out_shape, valid_shape = _C.resample_shapes(values.shape, times.shape,
+                                                    target_times.shape)
         if out is None:
             out = fw.empty(out_shape, out_dtype or values.dtype, values)
         if valid is None and return_valid:
             valid = fw.empty(valid_shape, bool, values)
         stream = fw.stream(values) if stream is None else stream
-    o, v = _C.resample(values, times, target_times, lengths, target_lengths, method,
-                       extrapolate, fill_value, max_gap, tolerance, time_offset, quat_order,
-                       out, valid, out_dtype, return_valid, stream, check)
+    o, v = _C.resample(values, times, target_times, lengths=lengths, target_lengths=target_lengths,
+                       method=method, extrapolate=extrapolate, fill_value=fill_value,
+                       max_gap=max_gap, tolerance=tolerance, time_offset=time_offset,
+                       quat_order=quat_order, out=out, valid=valid, out_dtype=out_dtype,
+                       return_valid=return_valid, stream=stream, check=check)
     return (fw.wrap(o), fw.wrap(v)) if return_valid else fw.wrap(o)
 
 
@@ -125,6 +129,8 @@ class Stream:
     def __init__(self, values, times, *, name=None, method="linear", extrapolate="clamp",
                  fill_value=math.nan, max_gap=None, tolerance=None, time_offset=0,
                  quat_order="xyzw", lengths=None):
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"Stream: name must be a str, got {type(name).__name__}")
         self.values = values
         self.times = times
         self.lengths = lengths
@@ -153,11 +159,6 @@ class Stream:
         options.setdefault("method", defaults.get(series.kind, "linear"))
         options.setdefault("name", series.name)
         return cls(values, series.times, **options)
-
-    def _c_tuple(self):
-        return (self.values, self.times, self.lengths, self.name, self.method,
-                self.extrapolate, self.fill_value, self.max_gap, self.tolerance,
-                self.time_offset, self.quat_order)
 
     def __repr__(self):
         shape = tuple(getattr(self.values, "shape", ()))
@@ -188,21 +189,33 @@ def align(streams, target_times, *, target_lengths=None, out_dtype=None, return_
             raise TypeError(f"streams[{k}]: expected a robocache.Stream, got {type(s).__name__}")
     first = streams[0].values
     if _is_torch(first):
-        return _torch_ops.align(streams, target_times, target_lengths, out_dtype, return_valid,
-                                out, valid, stream, check)
+        return _torch_ops.align(streams, target_times, target_lengths=target_lengths,
+                                out_dtype=out_dtype, return_valid=return_valid, out=out,
+                                valid=valid, stream=stream, check=check)
     fw = _frameworks.of(first)
     out_dtype = fw.out_dtype(out_dtype)
     return_valid = return_valid or valid is not None
+    values, times = [s.values for s in streams], [s.times for s in streams]
+    names = [s.name for s in streams]
     if (out is None or (valid is None and return_valid)) and fw.is_cuda(first):
-        dims = [_shapes.channels(s.values.shape, len(s.times.shape)) for s in streams]
-        out_shape, valid_shape = _shapes.align(dims, target_times.shape, len(streams))
+        out_shape, valid_shape = _C.align_shapes([v.shape for v in values],
+                                                 [t.shape for t in times], target_times.shape,
+                                                 names=names)
         if out is None:
             out = fw.empty(out_shape, out_dtype or "float32", first)
         if valid is None and return_valid:
             valid = fw.empty(valid_shape, bool, first)
         stream = fw.stream(first) if stream is None else stream
-    o, v = _C.align([s._c_tuple() for s in streams], target_times, target_lengths, out, valid,
-                    out_dtype, return_valid, stream, check)
+    o, v = _C.align(values, times, target_times, lengths=[s.lengths for s in streams],
+                    names=names, methods=[s.method for s in streams],
+                    extrapolates=[s.extrapolate for s in streams],
+                    fill_values=[s.fill_value for s in streams],
+                    max_gaps=[s.max_gap for s in streams],
+                    tolerances=[s.tolerance for s in streams],
+                    time_offsets=[s.time_offset for s in streams],
+                    quat_orders=[s.quat_order for s in streams], target_lengths=target_lengths,
+                    out=out, valid=valid, out_dtype=out_dtype, return_valid=return_valid,
+                    stream=stream, check=check)
     return (fw.wrap(o), fw.wrap(v)) if return_valid else fw.wrap(o)
 
 
@@ -227,7 +240,8 @@ def uniform_grid(streams, rate_hz, span="overlap"):
             raise TypeError(f"streams[{k}]: expected a robocache.Stream, got {type(s).__name__}")
     if streams and _is_torch(streams[0].times):
         return _torch_ops.uniform_grid(streams, rate_hz, span)
-    tuples = [(s.times, s.lengths, s.time_offset) for s in streams]
-    grid, lengths = _C.uniform_grid(tuples, rate_hz, span)
+    grid, lengths = _C.uniform_grid([s.times for s in streams], rate_hz, span=span,
+                                    lengths=[s.lengths for s in streams],
+                                    time_offsets=[s.time_offset for s in streams])
     fw = _frameworks.of(streams[0].times) if streams else None
     return fw.wrap(grid), (fw.wrap(lengths) if lengths is not None else None)

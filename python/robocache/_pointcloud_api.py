@@ -31,7 +31,8 @@ def read_point_cloud(path, *, bin_columns=None, return_info=False):
     import numpy as np
 
     cols = 0 if bin_columns is None else int(bin_columns)
-    buf, names, fmt, in_file, dropped, width, height = _C.read_point_cloud(os.fspath(path), cols)
+    buf, names, fmt, in_file, dropped, width, height = _C.read_point_cloud(
+        os.fspath(path), bin_columns=cols)
     points = np.from_dlpack(buf)
     if not return_info:
         return points

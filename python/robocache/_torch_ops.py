@@ -14,18 +14,16 @@ not depend on it). A plain eager call that needs no autograd runs the op's
 implementation directly (see _eager).
 """
 
+import inspect
 import operator
 from typing import List, Optional, Union
 
 import torch
 from torch import Tensor
 
-from . import _C, _shapes
+from . import _C
 
 Scalar = Union[int, float, bool]
-# torch.library schemas have no list of str: per-stream strings of align
-# travel joined with this separator.
-_SEP = "\x1f"
 _to_dlpack = getattr(torch._C, "_to_dlpack", None)
 # torch.cuda.current_stream(device).cuda_stream without building a Stream
 # object (the getter torch.compile's generated code uses)
@@ -87,14 +85,11 @@ def _eager(differentiable, others):
     return all(type(t) is torch.Tensor for t in (*differentiable, *others) if t is not None)
 
 
-def _positive(name, x):
-    """max_gap / tolerance for the align op: None -> 0 (no limit)."""
-    if x is None:
-        return 0
-    x = _scalar(x)
-    if isinstance(x, bool) or not x > 0:
-        raise ValueError(f"{name}: must be > 0, or None for no limit; got {x!r}")
-    return x
+def _named(fn, inputs):
+    """The inputs of a custom op (as setup_context gets them, in schema
+    order) by parameter name; a trailing argument left at its default may be
+    missing."""
+    return dict(zip(inspect.signature(fn).parameters, inputs))
 
 
 def _torch_dtype(dtype):
@@ -110,8 +105,13 @@ def _torch_dtype(dtype):
 
 # ---- resample -----------------------------------------------------------------
 
+# the interpolation options of one stream, as the resample ops take them
+_OPTIONS = ("method", "extrapolate", "fill_value", "max_gap", "tolerance", "time_offset",
+            "quat_order")
+
+
 def _resample_empty(values, times, target_times, out_dtype):
-    out_shape, valid_shape = _shapes.resample(values.shape, times.dim(), target_times.shape)
+    out_shape, valid_shape = _C.resample_shapes(values.shape, times.shape, target_times.shape)
     out = values.new_empty(out_shape, dtype=out_dtype or values.dtype)
     return out, values.new_empty(valid_shape, dtype=torch.bool)
 
@@ -122,10 +122,12 @@ def _resample_out_impl(values: Tensor, times: Tensor, target_times: Tensor,
                        tolerance: Optional[Scalar], time_offset: Optional[Scalar],
                        quat_order: str, out: Tensor, valid: Optional[Tensor],
                        stream: Optional[int], check: bool = True) -> None:
-    _C.resample(_cap(values), _cap(times), _cap(target_times), _cap(lengths),
-                _cap(target_lengths), method, extrapolate, fill_value, max_gap, tolerance,
-                time_offset, quat_order, _cap(out), _cap(valid), None, False,
-                _stream(values, stream), check)
+    """Fills out, and valid when given."""
+    _C.resample(_cap(values), _cap(times), _cap(target_times), lengths=_cap(lengths),
+                target_lengths=_cap(target_lengths), method=method, extrapolate=extrapolate,
+                fill_value=fill_value, max_gap=max_gap, tolerance=tolerance,
+                time_offset=time_offset, quat_order=quat_order, out=_cap(out), valid=_cap(valid),
+                stream=_stream(values, stream), check=check)
 
 
 resample_out = torch.library.custom_op("robocache::resample_out", _resample_out_impl,
@@ -145,10 +147,9 @@ def _resample_op_impl(values: Tensor, times: Tensor, target_times: Tensor,
                       quat_order: str, out_dtype: Optional[torch.dtype],
                       stream: Optional[int], check: bool = True) -> tuple[Tensor, Tensor]:
     out, valid = _resample_empty(values, times, target_times, out_dtype)
-    _C.resample(_cap(values), _cap(times), _cap(target_times), _cap(lengths),
-                _cap(target_lengths), method, extrapolate, fill_value, max_gap, tolerance,
-                time_offset, quat_order, _cap(out), _cap(valid), None, True,
-                _stream(values, stream), check)
+    _resample_out_impl(values, times, target_times, lengths, target_lengths, method, extrapolate,
+                       fill_value, max_gap, tolerance, time_offset, quat_order, out, valid,
+                       stream, check)
     return out, valid
 
 
@@ -172,10 +173,12 @@ def resample_backward(grad_out: Tensor, times: Tensor, target_times: Tensor,
     (computed in float64 for float64 grad_out, else float32)."""
     work = grad_out.dtype if grad_out.dtype in (torch.float32, torch.float64) else torch.float32
     grad_values = grad_out.new_empty(values_shape, dtype=work)
-    _C.resample_backward(_cap(grad_out.to(work)), _cap(times), _cap(target_times), _cap(lengths),
-                         _cap(target_lengths), method, extrapolate, fill_value, max_gap,
-                         tolerance, time_offset, quat_order, _cap(grad_values),
-                         _stream(grad_out, stream), check)
+    _C.resample_backward(_cap(grad_out.to(work)), _cap(times), _cap(target_times),
+                         grad_values=_cap(grad_values), lengths=_cap(lengths),
+                         target_lengths=_cap(target_lengths), method=method,
+                         extrapolate=extrapolate, fill_value=fill_value, max_gap=max_gap,
+                         tolerance=tolerance, time_offset=time_offset, quat_order=quat_order,
+                         stream=_stream(grad_out, stream), check=check)
     return grad_values.to(values_dtype)
 
 
@@ -187,12 +190,12 @@ def _(grad_out, times, target_times, lengths, target_lengths, method, extrapolat
 
 
 def _resample_setup(ctx, inputs, output):
-    values, times, target_times, lengths, target_lengths = inputs[:5]
-    ctx.save_for_backward(times, target_times, lengths, target_lengths)
-    ctx.options = inputs[5:12]
-    ctx.values_shape = list(values.shape)
-    ctx.values_dtype = values.dtype
-    ctx.stream, ctx.check = inputs[13:15]
+    a = _named(_resample_op_impl, inputs)
+    ctx.save_for_backward(a["times"], a["target_times"], a["lengths"], a["target_lengths"])
+    ctx.options = {k: a[k] for k in _OPTIONS}
+    ctx.values_shape = list(a["values"].shape)
+    ctx.values_dtype = a["values"].dtype
+    ctx.stream, ctx.check = a["stream"], a.get("check", True)
 
 
 def _resample_grad(ctx, grad_out, grad_valid):
@@ -200,107 +203,122 @@ def _resample_grad(ctx, grad_out, grad_valid):
     grad_values = None
     if ctx.needs_input_grad[0]:
         grad_values = resample_backward(grad_out, times, target_times, lengths, target_lengths,
-                                        *ctx.options, ctx.values_shape, ctx.values_dtype,
-                                        ctx.stream, ctx.check)
+                                        **ctx.options, values_shape=ctx.values_shape,
+                                        values_dtype=ctx.values_dtype, stream=ctx.stream,
+                                        check=ctx.check)
     return (grad_values,) + (None,) * (len(ctx.needs_input_grad) - 1)
 
 
 resample_op.register_autograd(_resample_grad, setup_context=_resample_setup)
 
 
-def resample(values, times, target_times, lengths, target_lengths, method, extrapolate,
+def resample(values, times, target_times, *, lengths, target_lengths, method, extrapolate,
              fill_value, max_gap, tolerance, time_offset, quat_order, return_valid, out, valid,
              out_dtype, stream, check):
     """robocache.resample for torch tensors (see its docstring)."""
     return_valid = return_valid or valid is not None
-    stream = _stream_arg(stream)
+    stream, check = _stream_arg(stream), bool(check)
     times, target_times, lengths, target_lengths, out, valid = (
         _tensor(name, x) for name, x in (("times", times), ("target_times", target_times),
                                          ("lengths", lengths),
                                          ("target_lengths", target_lengths), ("out", out),
                                          ("valid", valid)))
-    opts = (method, extrapolate, float(fill_value), _scalar(max_gap), _scalar(tolerance),
-            _scalar(time_offset), quat_order)
+    fill_value, max_gap = float(fill_value), _scalar(max_gap)
+    tolerance, time_offset = _scalar(tolerance), _scalar(time_offset)
     eager = _eager((values,), (times, target_times, lengths, target_lengths, out, valid))
     # a plain eager call that returns no mask allocates none (the out= path)
     if out is None and valid is None and (return_valid or not eager):
         op = _resample_op_impl if eager else resample_op
-        result, mask = op(values, times, target_times, lengths, target_lengths, *opts,
-                          _torch_dtype(out_dtype), stream, bool(check))
+        result, mask = op(values, times, target_times, lengths, target_lengths, method=method,
+                          extrapolate=extrapolate, fill_value=fill_value, max_gap=max_gap,
+                          tolerance=tolerance, time_offset=time_offset, quat_order=quat_order,
+                          out_dtype=_torch_dtype(out_dtype), stream=stream, check=check)
         return (result, mask) if return_valid else result
     if torch.is_grad_enabled() and values.requires_grad:
         raise ValueError("out: resample(..., out=...) does not support autograd; "
                          "call it without out= to get gradients for values")
-    out_shape, valid_shape = _shapes.resample(values.shape, times.dim(), target_times.shape)
-    if out is None:
-        out = values.new_empty(out_shape, dtype=_torch_dtype(out_dtype) or values.dtype)
-    if valid is None and return_valid:
-        valid = values.new_empty(valid_shape, dtype=torch.bool)
+    if out is None or (valid is None and return_valid):
+        out_shape, valid_shape = _C.resample_shapes(values.shape, times.shape,
+                                                    target_times.shape)
+        if out is None:
+            out = values.new_empty(out_shape, dtype=_torch_dtype(out_dtype) or values.dtype)
+        if valid is None and return_valid:
+            valid = values.new_empty(valid_shape, dtype=torch.bool)
     op = _resample_out_impl if eager else resample_out
-    op(values, times, target_times, lengths, target_lengths, *opts, out, valid, stream,
-       bool(check))
+    op(values, times, target_times, lengths, target_lengths, method=method,
+       extrapolate=extrapolate, fill_value=fill_value, max_gap=max_gap, tolerance=tolerance,
+       time_offset=time_offset, quat_order=quat_order, out=out, valid=valid, stream=stream,
+       check=check)
     return (out, valid) if return_valid else out
 
 
 # ---- align --------------------------------------------------------------------
 
-def _align_empty(values, times, target_times, out_dtype):
-    dims = [_shapes.channels(v.shape, t.dim()) for v, t in zip(values, times)]
-    out_shape, valid_shape = _shapes.align(dims, target_times.shape, len(values))
-    out = target_times.new_empty(out_shape, dtype=out_dtype or torch.float32,
-                                 device=values[0].device)
-    return out, target_times.new_empty(valid_shape, dtype=torch.bool, device=values[0].device)
+# per-stream lists of the align ops (robocache.Stream attribute of each)
+_STREAM_LISTS = {"names": "name", "methods": "method", "extrapolates": "extrapolate",
+                 "fill_values": "fill_value", "max_gaps": "max_gap", "tolerances": "tolerance",
+                 "time_offsets": "time_offset", "quat_orders": "quat_order"}
+_ALIGN_INPUTS = ("Tensor[] values, Tensor[] times, Tensor?[] lengths, Tensor target_times, "
+                 "Tensor? target_lengths, str?[] names, str[] methods, str[] extrapolates, "
+                 "float[] fill_values, Scalar?[] max_gaps, Scalar?[] tolerances, "
+                 "Scalar[] time_offsets, str[] quat_orders")
 
 
-def _c_streams(values, times, lengths, names, methods, extrapolates, fill_values, max_gaps,
-               tolerances, time_offsets, quat_orders):
-    names, methods, extrapolates, quat_orders = (
-        x.split(_SEP) for x in (names, methods, extrapolates, quat_orders))
-    return [(_cap(values[k]), _cap(times[k]), _cap(lengths[k]), names[k] or None, methods[k],
-             extrapolates[k], fill_values[k], max_gaps[k] or None, tolerances[k] or None,
-             time_offsets[k], quat_orders[k]) for k in range(len(values))]
+def _align_empty(values, times, target_times, names, out_dtype):
+    out_shape, valid_shape = _C.align_shapes([v.shape for v in values], [t.shape for t in times],
+                                             target_times.shape, names=names)
+    device = values[0].device
+    out = target_times.new_empty(out_shape, dtype=out_dtype or torch.float32, device=device)
+    return out, target_times.new_empty(valid_shape, dtype=torch.bool, device=device)
 
 
-def _align_op_impl(values: List[Tensor], times: List[Tensor], lengths: List[Optional[Tensor]],
-                   target_times: Tensor, target_lengths: Optional[Tensor], names: str,
-                   methods: str, extrapolates: str, fill_values: List[float],
-                   max_gaps: List[Scalar], tolerances: List[Scalar], time_offsets: List[Scalar],
-                   quat_orders: str, out_dtype: Optional[torch.dtype],
-                   stream: Optional[int], check: bool = True) -> tuple[Tensor, Tensor]:
-    """max_gaps / tolerances: 0 means no limit; names, methods, extrapolates,
-    quat_orders: one str per stream joined by _SEP (a name "" means none)."""
-    out, valid = _align_empty(values, times, target_times, out_dtype)
-    streams = _c_streams(values, times, lengths, names, methods, extrapolates, fill_values,
-                         max_gaps, tolerances, time_offsets, quat_orders)
-    _C.align(streams, _cap(target_times), _cap(target_lengths), _cap(out), _cap(valid), None,
-             True, _stream(values[0], stream), check)
+def _c_align(values, times, lengths, target_times, target_lengths, lists, out, valid,
+             return_valid, stream, check):
+    _C.align([_cap(v) for v in values], [_cap(t) for t in times], _cap(target_times),
+             lengths=[_cap(x) for x in lengths], **lists, target_lengths=_cap(target_lengths),
+             out=_cap(out), valid=_cap(valid), return_valid=return_valid,
+             stream=_stream(values[0], stream), check=check)
+
+
+def _align_op_impl(values, times, lengths, target_times, target_lengths, names, methods,
+                   extrapolates, fill_values, max_gaps, tolerances, time_offsets, quat_orders,
+                   out_dtype, stream, check=True):
+    out, valid = _align_empty(values, times, target_times, names, out_dtype)
+    lists = dict(names=names, methods=methods, extrapolates=extrapolates,
+                 fill_values=fill_values, max_gaps=max_gaps, tolerances=tolerances,
+                 time_offsets=time_offsets, quat_orders=quat_orders)
+    _c_align(values, times, lengths, target_times, target_lengths, lists, out, valid, True,
+             stream, check)
     return out, valid
 
 
-align_op = torch.library.custom_op("robocache::align", _align_op_impl, mutates_args=())
+align_op = torch.library.custom_op(
+    "robocache::align", _align_op_impl, mutates_args=(),
+    schema=f"({_ALIGN_INPUTS}, ScalarType? out_dtype, int? stream, bool check=True) "
+           "-> (Tensor, Tensor)")
 
 
 @align_op.register_fake
 def _(values, times, lengths, target_times, target_lengths, names, methods, extrapolates,
       fill_values, max_gaps, tolerances, time_offsets, quat_orders, out_dtype, stream,
       check=True):
-    return _align_empty(values, times, target_times, out_dtype)
+    return _align_empty(values, times, target_times, names, out_dtype)
 
 
-def _align_out_impl(values: List[Tensor], times: List[Tensor], lengths: List[Optional[Tensor]],
-                    target_times: Tensor, target_lengths: Optional[Tensor], names: str,
-                    methods: str, extrapolates: str, fill_values: List[float],
-                    max_gaps: List[Scalar], tolerances: List[Scalar], time_offsets: List[Scalar],
-                    quat_orders: str, out: Tensor, valid: Optional[Tensor],
-                    stream: Optional[int], check: bool = True) -> None:
-    streams = _c_streams(values, times, lengths, names, methods, extrapolates, fill_values,
-                         max_gaps, tolerances, time_offsets, quat_orders)
-    _C.align(streams, _cap(target_times), _cap(target_lengths), _cap(out), _cap(valid), None,
-             False, _stream(values[0], stream), check)
+def _align_out_impl(values, times, lengths, target_times, target_lengths, names, methods,
+                    extrapolates, fill_values, max_gaps, tolerances, time_offsets, quat_orders,
+                    out, valid, stream, check=True):
+    lists = dict(names=names, methods=methods, extrapolates=extrapolates,
+                 fill_values=fill_values, max_gaps=max_gaps, tolerances=tolerances,
+                 time_offsets=time_offsets, quat_orders=quat_orders)
+    _c_align(values, times, lengths, target_times, target_lengths, lists, out, valid, False,
+             stream, check)
 
 
-align_out = torch.library.custom_op("robocache::align_out", _align_out_impl,
-                                    mutates_args=("out", "valid"))
+align_out = torch.library.custom_op(
+    "robocache::align_out", _align_out_impl, mutates_args=("out", "valid"),
+    schema=f"({_ALIGN_INPUTS}, Tensor(a!) out, Tensor(b!)? valid, int? stream, "
+           "bool check=True) -> ()")
 
 
 @align_out.register_fake
@@ -311,17 +329,19 @@ def _(values, times, lengths, target_times, target_lengths, names, methods, extr
 
 
 def _align_setup(ctx, inputs, output):
-    values, times, lengths, target_times, target_lengths = inputs[:5]
+    a = _named(_align_op_impl, inputs)
+    values, times, lengths = a["values"], a["times"], a["lengths"]
     K = len(values)
-    ctx.save_for_backward(*times, *lengths, target_times, target_lengths)
+    ctx.save_for_backward(*times, *lengths, a["target_times"], a["target_lengths"])
     ctx.num_streams = K
-    ctx.options = inputs[6:13]
+    ctx.lists = {key: a[key] for key in _STREAM_LISTS if key != "names"}
     ctx.needs = [v.requires_grad for v in values]
     ctx.values_shapes = [list(v.shape) for v in values]
     ctx.values_dtypes = [v.dtype for v in values]
-    ctx.dims = [_shapes.channels(v.shape, t.dim()) for v, t in zip(values, times)]
-    ctx.channels = [_shapes.has_channels(v.shape, t.dim()) for v, t in zip(values, times)]
-    ctx.stream, ctx.check = inputs[14:16]
+    # the columns of out that each stream fills (D, or 1 without a channel axis)
+    ctx.channels = [v.dim() == t.dim() + 1 for v, t in zip(values, times)]
+    ctx.dims = [v.shape[-1] if c else 1 for v, c in zip(values, ctx.channels)]
+    ctx.stream, ctx.check = a["stream"], a.get("check", True)
     ctx.lengths_grad = [None] * K if all(x is not None for x in lengths) else None
 
 
@@ -330,9 +350,7 @@ def _align_grad(ctx, grad_out, grad_valid):
     saved = ctx.saved_tensors
     times, lengths = saved[:K], saved[K:2 * K]
     target_times, target_lengths = saved[2 * K], saved[2 * K + 1]
-    methods, extrapolates, fill_values, max_gaps, tolerances, offsets, quat_orders = ctx.options
-    methods, extrapolates, quat_orders = (x.split(_SEP) for x in (methods, extrapolates,
-                                                                   quat_orders))
+    lists = ctx.lists
     grads, col = [], 0
     for k in range(K):
         g = grad_out[..., col:col + ctx.dims[k]]
@@ -343,10 +361,12 @@ def _align_grad(ctx, grad_out, grad_valid):
         if not ctx.channels[k]:
             g = g[..., 0]
         grads.append(resample_backward(
-            g, times[k], target_times, lengths[k], target_lengths, methods[k], extrapolates[k],
-            fill_values[k], max_gaps[k] or None, tolerances[k] or None, offsets[k],
-            quat_orders[k], ctx.values_shapes[k], ctx.values_dtypes[k], ctx.stream,
-            ctx.check))
+            g, times[k], target_times, lengths[k], target_lengths, method=lists["methods"][k],
+            extrapolate=lists["extrapolates"][k], fill_value=lists["fill_values"][k],
+            max_gap=lists["max_gaps"][k], tolerance=lists["tolerances"][k],
+            time_offset=lists["time_offsets"][k], quat_order=lists["quat_orders"][k],
+            values_shape=ctx.values_shapes[k], values_dtype=ctx.values_dtypes[k],
+            stream=ctx.stream, check=ctx.check))
     # one entry per input (needs_input_grad has one per input as the op was
     # called: a trailing check=True, the default, may be left out); Tensor[]
     # inputs (a list with no None) get a list
@@ -356,7 +376,19 @@ def _align_grad(ctx, grad_out, grad_valid):
 align_op.register_autograd(_align_grad, setup_context=_align_setup)
 
 
-def align(streams, target_times, target_lengths, out_dtype, return_valid, out, valid, stream,
+def _stream_list(streams, attr):
+    """One option of every stream, as the align op's schema takes it."""
+    values = [getattr(s, attr) for s in streams]
+    if attr == "fill_value":
+        return [float(x) for x in values]
+    if attr == "time_offset":  # None: no offset
+        return [0 if x is None else _scalar(x) for x in values]
+    if attr in ("max_gap", "tolerance"):
+        return [_scalar(x) for x in values]
+    return values
+
+
+def align(streams, target_times, *, target_lengths, out_dtype, return_valid, out, valid, stream,
           check):
     """robocache.align for torch tensors (see its docstring)."""
     stream = _stream_arg(stream)
@@ -364,40 +396,37 @@ def align(streams, target_times, target_lengths, out_dtype, return_valid, out, v
         _tensor(name, x) for name, x in (("target_times", target_times),
                                          ("target_lengths", target_lengths), ("out", out),
                                          ("valid", valid)))
-    args = ([_tensor(f"stream {k}: values", s.values) for k, s in enumerate(streams)],
-            [_tensor(f"stream {k}: times", s.times) for k, s in enumerate(streams)],
-            [_tensor(f"stream {k}: lengths", s.lengths) for k, s in enumerate(streams)],
-            target_times, target_lengths,
-            _SEP.join(s.name or "" for s in streams), _SEP.join(s.method for s in streams),
-            _SEP.join(s.extrapolate for s in streams), [float(s.fill_value) for s in streams],
-            [_positive(f"stream {k}: max_gap", s.max_gap) for k, s in enumerate(streams)],
-            [_positive(f"stream {k}: tolerance", s.tolerance) for k, s in enumerate(streams)],
-            [_scalar(s.time_offset) or 0 for s in streams],
-            _SEP.join(s.quat_order for s in streams))
-    eager = _eager(args[0], (*args[1], *args[2], target_times, target_lengths, out, valid))
+    tensors = {field: [_tensor(f"stream {k}: {field}", getattr(s, field))
+                       for k, s in enumerate(streams)]
+               for field in ("values", "times", "lengths")}
+    lists = {key: _stream_list(streams, attr) for key, attr in _STREAM_LISTS.items()}
+    args = dict(**tensors, target_times=target_times, target_lengths=target_lengths, **lists)
+    eager = _eager(tensors["values"], (*tensors["times"], *tensors["lengths"], target_times,
+                                       target_lengths, out, valid))
     if out is None and valid is None:
         op = _align_op_impl if eager else align_op
-        result, mask = op(*args, _torch_dtype(out_dtype), stream, bool(check))
+        result, mask = op(**args, out_dtype=_torch_dtype(out_dtype), stream=stream,
+                          check=bool(check))
         return (result, mask) if return_valid else result
-    if torch.is_grad_enabled() and any(v.requires_grad for v in args[0]):
+    if torch.is_grad_enabled() and any(v.requires_grad for v in tensors["values"]):
         raise ValueError("out: align(..., out=...) does not support autograd; "
                          "call it without out= to get gradients for values")
-    if out is None:
-        dims = [_shapes.channels(s.values.shape, s.times.dim()) for s in streams]
-        out = target_times.new_empty(_shapes.align(dims, target_times.shape, len(streams))[0],
-                                     dtype=_torch_dtype(out_dtype) or torch.float32,
-                                     device=streams[0].values.device)
-    if valid is None and return_valid:
-        valid = out.new_empty(tuple(out.shape[:-1]) + (len(streams),), dtype=torch.bool)
-    (_align_out_impl if eager else align_out)(*args, out, valid, stream, bool(check))
+    if out is None or (valid is None and return_valid):
+        empty_out, empty_valid = _align_empty(tensors["values"], tensors["times"], target_times,
+                                              lists["names"], _torch_dtype(out_dtype))
+        out = empty_out if out is None else out
+        valid = empty_valid if valid is None and return_valid else valid
+    (_align_out_impl if eager else align_out)(**args, out=out, valid=valid, stream=stream,
+                                              check=bool(check))
     return (out, valid) if return_valid else out
 
 
 def uniform_grid(streams, rate_hz, span):
     """robocache.uniform_grid for torch tensors: the span is found on the CPU."""
     device = streams[0].times.device
-    tuples = [(s.times.cpu(), None if s.lengths is None else s.lengths.cpu(), s.time_offset)
-              for s in streams]
-    grid, lengths = _C.uniform_grid(tuples, rate_hz, span)
+    grid, lengths = _C.uniform_grid(
+        [s.times.cpu() for s in streams], rate_hz, span=span,
+        lengths=[None if s.lengths is None else s.lengths.cpu() for s in streams],
+        time_offsets=[s.time_offset for s in streams])
     grid = torch.from_dlpack(grid).to(device)
     return grid, (None if lengths is None else torch.from_dlpack(lengths).to(device))

@@ -24,7 +24,7 @@ from typing import List, Optional
 import torch
 from torch import Tensor
 
-from . import _C, _frameworks, _voxel_shapes
+from . import _C, _frameworks
 from ._torch_ops import _cap, _eager, _stream, _stream_arg, _tensor
 
 _DIFFERENTIABLE = ("sum", "mean")
@@ -45,17 +45,18 @@ def _fake_stats(points):
 # ---- dense ----------------------------------------------------------------------
 
 def _dense_empty(points, offsets, voxel_size, point_cloud_range, mode, out_dtype):
-    shape = _voxel_shapes.dense(points.shape, _shape(offsets), voxel_size, point_cloud_range,
-                                mode)
+    shape = _C.voxelize_shape(points.shape, voxel_size, point_cloud_range, mode=mode,
+                              offsets=_shape(offsets))
     return points.new_empty(shape, dtype=out_dtype)
 
 
 def _voxelize_run(points, offsets, voxel_size, point_cloud_range, mode, out_dtype, stream,
                   check):
     out = _dense_empty(points, offsets, voxel_size, point_cloud_range, mode, out_dtype)
-    _, stats = _C.voxelize(_cap(points), _cap(offsets), voxel_size, point_cloud_range, mode,
-                           _cap(out), _frameworks.dtype_name(out_dtype),
-                           _stream(points, stream), check)
+    _, stats = _C.voxelize(_cap(points), voxel_size, point_cloud_range,
+                           out_dtype=_frameworks.dtype_name(out_dtype), mode=mode,
+                           offsets=_cap(offsets), out=_cap(out), stream=_stream(points, stream),
+                           check=check)
     return out, stats
 
 
@@ -157,7 +158,8 @@ def voxelize(points, offsets, voxel_size, point_cloud_range, mode, out_dtype, st
 # ---- hard -----------------------------------------------------------------------
 
 def _hard_empty(points, offsets, max_points_per_voxel, max_voxels):
-    shapes = _voxel_shapes.hard(points.shape, _shape(offsets), max_points_per_voxel, max_voxels)
+    shapes = _C.voxelize_hard_shapes(points.shape, max_points_per_voxel, max_voxels,
+                                     offsets=_shape(offsets))
     dtypes = (torch.float32, torch.int32, torch.int32, torch.int32)
     return tuple(points.new_empty(s, dtype=d) for s, d in zip(shapes, dtypes))
 
@@ -165,9 +167,12 @@ def _hard_empty(points, offsets, max_points_per_voxel, max_voxels):
 def _hard_run(points, offsets, voxel_size, point_cloud_range, max_points_per_voxel, max_voxels,
               packed, stream, check):
     outs = _hard_empty(points, offsets, max_points_per_voxel, max_voxels)
-    *_, stats = _C.voxelize_hard(_cap(points), _cap(offsets), voxel_size, point_cloud_range,
-                                 max_points_per_voxel, max_voxels, packed, *map(_cap, outs),
-                                 _stream(points, stream), check)
+    voxels, coords, num_points, num_voxels = map(_cap, outs)
+    *_, stats = _C.voxelize_hard(_cap(points), voxel_size, point_cloud_range,
+                                 max_points_per_voxel, max_voxels, offsets=_cap(offsets),
+                                 packed=packed, voxels=voxels, coords=coords,
+                                 num_points=num_points, num_voxels=num_voxels,
+                                 stream=_stream(points, stream), check=check)
     return outs + (stats,)
 
 
@@ -207,15 +212,17 @@ def _downsample_empty(points, offsets, zeroed=True):
     """Rows of out past out_offsets[B] are not written by the library: zeroed
     for the op, so that its outputs are deterministic (the plain eager call
     returns only the written rows)."""
-    out_shape, offsets_shape = _voxel_shapes.downsample(points.shape, _shape(offsets))
+    out_shape, offsets_shape = _C.voxel_downsample_shapes(points.shape, offsets=_shape(offsets))
     return ((points.new_zeros if zeroed else points.new_empty)(out_shape, dtype=torch.float32),
             points.new_empty(offsets_shape, dtype=torch.int64))
 
 
 def _downsample_run(points, offsets, voxel_size, point_cloud_range, stream, check, zeroed=False):
     out, out_offsets = _downsample_empty(points, offsets, zeroed)
-    *_, stats = _C.voxel_downsample(_cap(points), _cap(offsets), voxel_size, point_cloud_range,
-                                    _cap(out), _cap(out_offsets), _stream(points, stream), check)
+    *_, stats = _C.voxel_downsample(_cap(points), voxel_size, point_cloud_range=point_cloud_range,
+                                    offsets=_cap(offsets), out=_cap(out),
+                                    out_offsets=_cap(out_offsets),
+                                    stream=_stream(points, stream), check=check)
     return out, out_offsets, stats
 
 

@@ -25,7 +25,7 @@ outputs (never out of bounds) instead of ValueError.
 
 import numbers
 
-from . import _C, _frameworks, _voxel_shapes
+from . import _C, _frameworks
 
 try:
     from . import _torch_voxel
@@ -126,12 +126,12 @@ def voxelize(points, voxel_size, point_cloud_range, *, mode="count", offsets=Non
     fw = _frameworks.of(points)
     out = None
     if fw.is_cuda(points):
-        shape = _voxel_shapes.dense(points.shape, getattr(offsets, "shape", None), voxel_size,
-                                    point_cloud_range, mode)
+        shape = _C.voxelize_shape(points.shape, voxel_size, point_cloud_range, mode=mode,
+                                  offsets=getattr(offsets, "shape", None))
         out = fw.empty(shape, dtype, points)
         stream = fw.stream(points) if stream is None else stream
-    o, stats = _C.voxelize(points, offsets, voxel_size, point_cloud_range, mode, out, dtype,
-                           stream, check)
+    o, stats = _C.voxelize(points, voxel_size, point_cloud_range, out_dtype=dtype, mode=mode,
+                           offsets=offsets, out=out, stream=stream, check=check)
     return (fw.wrap(o), _stats(stats)) if return_stats else fw.wrap(o)
 
 
@@ -182,16 +182,17 @@ def voxelize_hard(points, voxel_size, point_cloud_range, max_points_per_voxel, m
                                                   stream, check)
     else:
         fw = _frameworks.of(points)
-        empty = (None,) * 4
+        empty = {}
         if fw.is_cuda(points):
-            shapes = _voxel_shapes.hard(points.shape, getattr(offsets, "shape", None),
-                                        max_points_per_voxel, max_voxels)
-            empty = tuple(fw.empty(s, d, points)
-                          for s, d in zip(shapes, ("float32", "int32", "int32", "int32")))
+            shapes = _C.voxelize_hard_shapes(points.shape, max_points_per_voxel, max_voxels,
+                                             offsets=getattr(offsets, "shape", None))
+            empty = {name: fw.empty(s, d, points) for name, s, d in
+                     zip(("voxels", "coords", "num_points", "num_voxels"), shapes,
+                         ("float32", "int32", "int32", "int32"))}
             stream = fw.stream(points) if stream is None else stream
-        *outs, stats = _C.voxelize_hard(points, offsets, voxel_size, point_cloud_range,
-                                        max_points_per_voxel, max_voxels, not padded, *empty,
-                                        stream, check)
+        *outs, stats = _C.voxelize_hard(points, voxel_size, point_cloud_range,
+                                        max_points_per_voxel, max_voxels, offsets=offsets,
+                                        packed=not padded, **empty, stream=stream, check=check)
         outs = [fw.wrap(o) for o in outs]
     stats = _stats(stats)
     if not padded:  # the packed rows: views, as mmcv's
@@ -230,13 +231,16 @@ def voxel_downsample(points, voxel_size, *, point_cloud_range=None, offsets=None
                                                                 point_cloud_range, stream, check)
     else:
         fw = _frameworks.of(points)
-        empty = (None, None)
+        out = out_offsets = None
         if fw.is_cuda(points):
-            shapes = _voxel_shapes.downsample(points.shape, getattr(offsets, "shape", None))
-            empty = (fw.empty(shapes[0], "float32", points), fw.empty(shapes[1], "int64", points))
+            shapes = _C.voxel_downsample_shapes(points.shape,
+                                                offsets=getattr(offsets, "shape", None))
+            out = fw.empty(shapes[0], "float32", points)
+            out_offsets = fw.empty(shapes[1], "int64", points)
             stream = fw.stream(points) if stream is None else stream
-        out, out_offsets, stats = _C.voxel_downsample(points, offsets, voxel_size,
-                                                      point_cloud_range, *empty, stream, check)
+        out, out_offsets, stats = _C.voxel_downsample(
+            points, voxel_size, point_cloud_range=point_cloud_range, offsets=offsets, out=out,
+            out_offsets=out_offsets, stream=stream, check=check)
         out, out_offsets = fw.wrap(out), fw.wrap(out_offsets)
     stats = _stats(stats)
     n = stats["voxels_nonempty"]  # -1 when unchecked

@@ -60,21 +60,45 @@ static rcdl_dtype dl_dtype(int32_t dtype) {
   return d;
 }
 
-PyObject *rcpy_buffer_new(int32_t dtype, int ndim, const int64_t *shape, rcpy_tensor *view) {
+PyObject *rcpy_buffer_new(const rcpy_state *st, const char *what, int32_t dtype, int ndim,
+                          const int64_t *shape, rcpy_tensor *view) {
   int32_t lib_dtype = dtype == RCPY_DTYPE_BOOL ? ROBOCACHE_DTYPE_U8 : dtype;
-  size_t bytes = robocache_dtype_size((robocache_dtype)lib_dtype);
-  for (int i = 0; i < ndim; i++) bytes *= (size_t)shape[i];
-  bytes = (bytes + 63) / 64 * 64;
-  void *data = aligned_alloc(64, bytes ? bytes : 64);
-  if (!data) return PyErr_NoMemory();
-  return rcpy_buffer_adopt(data, dtype, ndim, shape, view);
+  size_t item = robocache_dtype_size((robocache_dtype)lib_dtype), bytes = item;
+  int fits = 1;
+  for (int i = 0; i < ndim; i++) {
+    if (shape[i] < 0 || (shape[i] && bytes > (SIZE_MAX - 63) / (size_t)shape[i]))
+      fits = 0;
+    else
+      bytes *= (size_t)shape[i];
+  }
+  void *data = NULL;
+  if (fits) {
+    bytes = (bytes + 63) / 64 * 64;
+    data = aligned_alloc(64, bytes ? bytes : 64);
+  }
+  if (!data) {
+    rcpy_dims d = {ndim, {0}};
+    for (int i = 0; i < ndim; i++) d.v[i] = shape[i];
+    char dims[200];
+    rcpy_format_shape(dims, sizeof dims, &d);
+    const char *name = dtype == RCPY_DTYPE_BOOL ? "bool" : robocache_dtype_name(lib_dtype);
+    if (fits)
+      PyErr_Format(PyExc_MemoryError, "%s: out of memory allocating %zu bytes for %s %s", what,
+                   bytes, dims, name);
+    else
+      PyErr_Format(PyExc_MemoryError,
+                   "%s: %s %s is more bytes than the address space holds (%zu-byte elements)", what,
+                   dims, name, item);
+    return NULL;
+  }
+  return rcpy_buffer_adopt(st, data, dtype, ndim, shape, view);
 }
 
-PyObject *rcpy_buffer_adopt(void *data, int32_t dtype, int ndim, const int64_t *shape,
-                            rcpy_tensor *view) {
+PyObject *rcpy_buffer_adopt(const rcpy_state *st, void *data, int32_t dtype, int ndim,
+                            const int64_t *shape, rcpy_tensor *view) {
   int32_t lib_dtype = dtype == RCPY_DTYPE_BOOL ? ROBOCACHE_DTYPE_U8 : dtype;
   rcpy_block *b = calloc(1, sizeof *b);
-  rcpy_buffer *self = b ? PyObject_New(rcpy_buffer, &rcpy_buffer_type) : NULL;
+  rcpy_buffer *self = b ? PyObject_New(rcpy_buffer, st->buffer_type) : NULL;
   if (!self) {
     free(b);
     free(data);
@@ -115,8 +139,10 @@ PyObject *rcpy_buffer_adopt(void *data, int32_t dtype, int ndim, const int64_t *
 }
 
 static void buffer_dealloc(rcpy_buffer *self) {
+  PyTypeObject *type = Py_TYPE(self);
   if (self->block) block_free(self->block);
-  Py_TYPE(self)->tp_free((PyObject *)self);
+  type->tp_free((PyObject *)self);
+  Py_DECREF(type);
 }
 
 /* __dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None) */
@@ -170,11 +196,22 @@ static PyMethodDef buffer_methods[] = {
      "(1, 0): the buffer lives in CPU memory."},
     {NULL, NULL, 0, NULL}};
 
-PyTypeObject rcpy_buffer_type = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "robocache._C.Buffer",
-    .tp_basicsize = sizeof(rcpy_buffer),
-    .tp_dealloc = (destructor)buffer_dealloc,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "A CPU output buffer allocated by robocache, consumed once through DLPack.",
-    .tp_methods = buffer_methods,
+static PyType_Slot buffer_slots[] = {
+    {Py_tp_dealloc, (void *)buffer_dealloc},
+    {Py_tp_methods, buffer_methods},
+    {Py_tp_doc,
+     (void *)"A CPU output buffer allocated by robocache, consumed once through DLPack."},
+    {0, NULL}};
+
+static PyType_Spec buffer_spec = {
+    .name = "robocache._C.Buffer",
+    .basicsize = sizeof(rcpy_buffer),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = buffer_slots,
 };
+
+int rcpy_buffer_init(PyObject *module, rcpy_state *st) {
+  st->buffer_type = (PyTypeObject *)PyType_FromModuleAndSpec(module, &buffer_spec, NULL);
+  if (!st->buffer_type) return -1;
+  return PyModule_AddType(module, st->buffer_type);
+}

@@ -7,31 +7,26 @@
 
 #include <string.h>
 
-static PyObject *s_dlpack;     /* "__dlpack__" */
-static PyObject *s_kw_ver;     /* ("max_version",) */
-static PyObject *s_kw_str_ver; /* ("stream", "max_version") */
-static PyObject *s_kw_str;     /* ("stream",) */
-static PyObject *s_version;    /* (1, 0) */
-
-int rcpy_dlpack_init(void) {
-  s_dlpack = PyUnicode_InternFromString("__dlpack__");
-  s_kw_ver = Py_BuildValue("(s)", "max_version");
-  s_kw_str_ver = Py_BuildValue("(ss)", "stream", "max_version");
-  s_kw_str = Py_BuildValue("(s)", "stream");
-  s_version = Py_BuildValue("(ii)", RCDL_MAJOR, RCDL_MINOR);
-  return (s_dlpack && s_kw_ver && s_kw_str_ver && s_kw_str && s_version) ? 0 : -1;
+int rcpy_dlpack_init(rcpy_state *st) {
+  st->dlpack = PyUnicode_InternFromString("__dlpack__");
+  st->kw_ver = Py_BuildValue("(s)", "max_version");
+  st->kw_str_ver = Py_BuildValue("(ss)", "stream", "max_version");
+  st->kw_str = Py_BuildValue("(s)", "stream");
+  st->version = Py_BuildValue("(ii)", RCDL_MAJOR, RCDL_MINOR);
+  return (st->dlpack && st->kw_ver && st->kw_str_ver && st->kw_str && st->version) ? 0 : -1;
 }
 
 /* Calls obj.__dlpack__(stream=..., max_version=(1, 0)); on TypeError (a
  * producer older than DLPack 1.0) again without max_version. */
-static PyObject *call_dlpack(PyObject *obj, const char *what, PyObject *stream) {
+static PyObject *call_dlpack(const rcpy_state *st, PyObject *obj, const char *what,
+                             PyObject *stream) {
   int has_stream = stream != Py_None;
-  PyObject *args[3] = {obj, has_stream ? stream : s_version, s_version};
+  PyObject *args[3] = {obj, has_stream ? stream : st->version, st->version};
   PyObject *cap =
-      PyObject_VectorcallMethod(s_dlpack, args, 1, has_stream ? s_kw_str_ver : s_kw_ver);
+      PyObject_VectorcallMethod(st->dlpack, args, 1, has_stream ? st->kw_str_ver : st->kw_ver);
   if (!cap && PyErr_ExceptionMatches(PyExc_TypeError)) {
     PyErr_Clear();
-    cap = PyObject_VectorcallMethod(s_dlpack, args, 1, has_stream ? s_kw_str : NULL);
+    cap = PyObject_VectorcallMethod(st->dlpack, args, 1, has_stream ? st->kw_str : NULL);
   }
   if (!cap && PyErr_ExceptionMatches(PyExc_AttributeError)) {
     PyErr_Clear();
@@ -149,14 +144,15 @@ static int consume_capsule(PyObject *cap, const char *what, rcpy_tensor *out) {
   return 0;
 }
 
-int rcpy_import(PyObject *obj, const char *what, PyObject *stream, int writable, rcpy_tensor *out) {
+int rcpy_import(const rcpy_state *st, PyObject *obj, const char *what, PyObject *stream,
+                int writable, rcpy_tensor *out) {
   memset(out, 0, sizeof *out);
   PyObject *cap;
   if (PyCapsule_CheckExact(obj)) {
     cap = obj;
     Py_INCREF(cap);
   } else {
-    cap = call_dlpack(obj, what, stream);
+    cap = call_dlpack(st, obj, what, stream);
     if (!cap) return -1;
   }
   int rc = consume_capsule(cap, what, out);

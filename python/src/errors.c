@@ -4,9 +4,16 @@
  * CUDA_ERROR, IO_ERROR, INTERNAL -> robocache.RobocacheError. */
 #include "binding.h"
 
-PyObject *rcpy_error;
+#include <string.h>
 
-PyObject *rcpy_raise_status(robocache_status s, const char *who) {
+/* 1 when msg already starts with "who:" or "who (" (the library names its
+ * operation in some messages: "voxel_downsample: leaf size ..."). */
+static int names_op(const char *msg, const char *who) {
+  size_t n = strlen(who);
+  return strncmp(msg, who, n) == 0 && (msg[n] == ':' || (msg[n] == ' ' && msg[n + 1] == '('));
+}
+
+PyObject *rcpy_raise_status(const rcpy_state *st, robocache_status s, const char *who) {
   PyObject *type;
   switch (s) {
   case ROBOCACHE_INVALID_ARGUMENT:
@@ -15,9 +22,31 @@ PyObject *rcpy_raise_status(robocache_status s, const char *who) {
   case ROBOCACHE_CAPACITY_EXCEEDED: type = PyExc_ValueError; break;
   case ROBOCACHE_UNSUPPORTED_DTYPE: type = PyExc_TypeError; break;
   case ROBOCACHE_OUT_OF_MEMORY: type = PyExc_MemoryError; break;
-  default: type = rcpy_error; break;
+  default: type = st->error; break;
   }
   const char *msg = robocache_ctx_error_message(NULL);
-  PyErr_Format(type, "%s: %s (%s)", who, msg && *msg ? msg : "failed", robocache_status_name(s));
+  if (!msg || !*msg) msg = "failed";
+  PyObject *text = rcpy_text(msg);
+  if (!text) return NULL;
+  if (names_op(msg, who))
+    PyErr_Format(type, "%U (%s)", text, robocache_status_name(s));
+  else
+    PyErr_Format(type, "%s: %U (%s)", who, text, robocache_status_name(s));
+  Py_DECREF(text);
+  return NULL;
+}
+
+PyObject *rcpy_text(const char *s) {
+  return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "backslashreplace");
+}
+
+PyObject *rcpy_raise_io(robocache_status s, const char *msg) {
+  PyObject *text = rcpy_text(msg);
+  if (!text) return NULL;
+  PyErr_SetObject(s == ROBOCACHE_IO_ERROR        ? PyExc_OSError
+                  : s == ROBOCACHE_OUT_OF_MEMORY ? PyExc_MemoryError
+                                                 : PyExc_ValueError,
+                  text);
+  Py_DECREF(text);
   return NULL;
 }

@@ -15,26 +15,42 @@ static robocache_status fill_row(int64_t *row, int64_t T, int64_t start, int64_t
   return st;
 }
 
-/* uniform_grid(streams, rate_hz, span) with streams a sequence of
- * (times, lengths, time_offset) -> (target_times [B,T] or [T], target_lengths
- * [B] or None) as Buffers. */
-static PyObject *py_uniform_grid(PyObject *self, PyObject *const *a, Py_ssize_t n) {
-  (void)self;
-  if (n != 3) return PyErr_Format(PyExc_TypeError, "_C.uniform_grid takes 3 arguments");
+/* The optional per-stream list `obj` (None or K entries) as a tuple, or
+ * NULL; -1 with an exception. */
+static int optional_list(PyObject *obj, const char *what, Py_ssize_t K, PyObject **out) {
+  *out = NULL;
+  if (!obj || obj == Py_None) return 0;
+  if (!(*out = PySequence_Tuple(obj))) return -1;
+  if (PyTuple_GET_SIZE(*out) != K) {
+    PyErr_Format(PyExc_ValueError, "%s: %zd entries for %zd streams (times)", what,
+                 PyTuple_GET_SIZE(*out), K);
+    return -1;
+  }
+  return 0;
+}
+
+RCPY_SIG(uniform_grid, 2, 2, KW(times), KW(rate_hz), KW(span), KW(lengths), KW(time_offsets));
+
+/* -> (target_times [B,T] or [T], target_lengths [B] or None) as Buffers. */
+static PyObject *py_uniform_grid(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                 PyObject *kwnames) {
+  const rcpy_state *st = rcpy_state_of(self);
+  PyObject *a[RCPY_KW_COUNT];
+  if (rcpy_parse(st, &uniform_grid_sig, args, nargs, kwnames, a) < 0) return NULL;
   double rate_hz;
-  if (rcpy_double(a[1], "rate_hz", &rate_hz) < 0) return NULL;
+  if (rcpy_double(A(rate_hz), "rate_hz", &rate_hz) < 0) return NULL;
   if (!(rate_hz > 0) || !isfinite(rate_hz))
     return PyErr_Format(PyExc_ValueError, "rate_hz: must be a positive finite number, got %R",
-                        a[1]);
-  const char *span_name = PyUnicode_Check(a[2]) ? PyUnicode_AsUTF8(a[2]) : "";
-  int32_t span = -1;
+                        A(rate_hz));
+  int32_t span = A(span) ? -1 : ROBOCACHE_SPAN_OVERLAP;
+  const char *span_name = A(span) && PyUnicode_Check(A(span)) ? PyUnicode_AsUTF8(A(span)) : "";
   if (span_name && strcmp(span_name, "overlap") == 0) span = ROBOCACHE_SPAN_OVERLAP;
   if (span_name && strcmp(span_name, "union") == 0) span = ROBOCACHE_SPAN_UNION;
   if (span < 0) {
     PyErr_Clear();
-    return PyErr_Format(PyExc_ValueError, "span: expected one of overlap, union, got %R", a[2]);
+    return PyErr_Format(PyExc_ValueError, "span: expected one of overlap, union, got %R", A(span));
   }
-  PyObject *seq = PySequence_Tuple(a[0]);
+  PyObject *seq = PySequence_Tuple(A(times)), *lens = NULL, *offs = NULL;
   if (!seq) return NULL;
   Py_ssize_t K = PyTuple_GET_SIZE(seq);
   rcpy_tensor *ts = PyMem_Calloc(2 * (size_t)(K ? K : 1), sizeof *ts);
@@ -50,16 +66,14 @@ static PyObject *py_uniform_grid(PyObject *self, PyObject *const *a, Py_ssize_t 
     PyErr_SetString(PyExc_ValueError, "streams: need at least one stream");
     goto done;
   }
+  if (optional_list(A(lengths), "lengths", K, &lens) < 0 ||
+      optional_list(A(time_offsets), "time_offsets", K, &offs) < 0)
+    goto done;
   for (Py_ssize_t k = 0; k < K; k++) {
-    PyObject *item = PyTuple_GET_ITEM(seq, k);
     char what[64];
     snprintf(what, sizeof what, "streams[%zd] times", k);
-    if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 3) {
-      PyErr_Format(PyExc_TypeError, "streams[%zd]: expected a robocache.Stream", k);
-      goto done;
-    }
     rcpy_tensor *t = &ts[2 * k], *len = &ts[2 * k + 1];
-    if (rcpy_import(PyTuple_GET_ITEM(item, 0), what, Py_None, 0, t) < 0) goto done;
+    if (rcpy_import(st, PyTuple_GET_ITEM(seq, k), what, Py_None, 0, t) < 0) goto done;
     if (t->t.dtype != ROBOCACHE_DTYPE_I64 || t->t.device_type != ROBOCACHE_DEVICE_CPU) {
       PyErr_Format(t->t.dtype != ROBOCACHE_DTYPE_I64 ? PyExc_TypeError : PyExc_ValueError,
                    "%s: uniform_grid needs int64 (ns) times on the CPU", what);
@@ -73,15 +87,16 @@ static PyObject *py_uniform_grid(PyObject *self, PyObject *const *a, Py_ssize_t 
     }
     if (!batched) rcpy_unsqueeze(t, 0);
     snprintf(what, sizeof what, "streams[%zd] lengths", k);
-    if (rcpy_optional_lengths(PyTuple_GET_ITEM(item, 1), what, batched, Py_None, len) < 0)
+    if (rcpy_optional_lengths(st, lens ? PyTuple_GET_ITEM(lens, k) : NULL, what, batched, Py_None,
+                              len) < 0)
       goto done;
     robocache_interp_options_init(&cs[k].options);
     snprintf(what, sizeof what, "streams[%zd] time_offset", k);
-    if (rcpy_time_ns(PyTuple_GET_ITEM(item, 2), ROBOCACHE_DTYPE_I64, what,
-                     &cs[k].options.time_offset_ns) < 0)
+    if (offs && rcpy_time_ns(PyTuple_GET_ITEM(offs, k), ROBOCACHE_DTYPE_I64, what,
+                             &cs[k].options.time_offset_ns) < 0)
       goto done;
     cs[k].times = &t->t;
-    cs[k].lengths = len->t.shape ? &len->t : NULL;
+    cs[k].lengths = rcpy_opt(len);
   }
   int64_t B = ts[0].shape[0];
   bounds = PyMem_Malloc(2 * (size_t)(B ? B : 1) * sizeof *bounds);
@@ -89,9 +104,9 @@ static PyObject *py_uniform_grid(PyObject *self, PyObject *const *a, Py_ssize_t 
     PyErr_NoMemory();
     goto done;
   }
-  robocache_status st = robocache_streams_span(NULL, cs, (int32_t)K, span, bounds, bounds + B);
-  if (st != ROBOCACHE_OK) {
-    rcpy_raise_status(st, "uniform_grid");
+  robocache_status s = robocache_streams_span(NULL, cs, (int32_t)K, span, bounds, bounds + B);
+  if (s != ROBOCACHE_OK) {
+    rcpy_raise_status(st, s, "uniform_grid");
     goto done;
   }
   int64_t T = 0;
@@ -101,18 +116,19 @@ static PyObject *py_uniform_grid(PyObject *self, PyObject *const *a, Py_ssize_t 
   }
   rcpy_tensor gv, lv;
   int64_t shape[2] = {B, T};
-  grid = batched ? rcpy_buffer_new(ROBOCACHE_DTYPE_I64, 2, shape, &gv)
-                 : rcpy_buffer_new(ROBOCACHE_DTYPE_I64, 1, shape + 1, &gv);
-  lengths = batched ? rcpy_buffer_new(ROBOCACHE_DTYPE_I64, 1, shape, &lv) : Py_None;
+  grid = batched ? rcpy_buffer_new(st, "target_times", ROBOCACHE_DTYPE_I64, 2, shape, &gv)
+                 : rcpy_buffer_new(st, "target_times", ROBOCACHE_DTYPE_I64, 1, shape + 1, &gv);
+  lengths =
+      batched ? rcpy_buffer_new(st, "target_lengths", ROBOCACHE_DTYPE_I64, 1, shape, &lv) : Py_None;
   if (!batched) Py_INCREF(Py_None);
   if (!grid || !lengths) goto done;
-  for (int64_t b = 0; b < B && st == ROBOCACHE_OK; b++) {
+  for (int64_t b = 0; b < B && s == ROBOCACHE_OK; b++) {
     int64_t c = robocache_uniform_grid_count(bounds[b], bounds[B + b], rate_hz);
     if (batched) ((int64_t *)lv.t.data)[b] = c;
-    st = fill_row((int64_t *)gv.t.data + b * T, T, bounds[b], bounds[B + b], rate_hz, c);
+    s = fill_row((int64_t *)gv.t.data + b * T, T, bounds[b], bounds[B + b], rate_hz, c);
   }
-  if (st != ROBOCACHE_OK)
-    rcpy_raise_status(st, "uniform_grid");
+  if (s != ROBOCACHE_OK)
+    rcpy_raise_status(st, s, "uniform_grid");
   else
     result = PyTuple_Pack(2, grid, lengths);
 done:
@@ -122,11 +138,17 @@ done:
   PyMem_Free(bounds);
   Py_XDECREF(grid);
   Py_XDECREF(lengths);
+  Py_XDECREF(lens);
+  Py_XDECREF(offs);
   Py_DECREF(seq);
   return result;
 }
 
 PyMethodDef rcpy_grid_methods[] = {
-    {"uniform_grid", (PyCFunction)(void (*)(void))py_uniform_grid, METH_FASTCALL,
-     "Low-level uniform target grid over the streams' span; use robocache.uniform_grid."},
+    {"uniform_grid", RCPY_FASTCALL(py_uniform_grid),
+     "uniform_grid($module, times, rate_hz, *, span='overlap', lengths=None, "
+     "time_offsets=None)\n--\n\n"
+     "robocache.uniform_grid on int64 ns CPU times (one entry per stream; lengths and "
+     "time_offsets None or one entry per stream): (target_times, target_lengths or None) as "
+     "Buffers."},
     {NULL, NULL, 0, NULL}};

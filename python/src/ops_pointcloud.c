@@ -4,22 +4,18 @@
 #include "binding.h"
 #include "pointcloud.h"
 
-/* The reader's error as a Python exception: OSError (the file cannot be opened
- * or read), else ValueError (bad format, columns). */
-static PyObject *raise_io(const rc_io_err *err) {
-  PyErr_SetString(err->status == ROBOCACHE_IO_ERROR ? PyExc_OSError : PyExc_ValueError, err->msg);
-  return NULL;
-}
+RCPY_SIG(read_point_cloud, 1, 1, KW(path), KW(bin_columns));
 
-/* read_point_cloud(path, bin_columns)
- * -> (points Buffer [n, cols] float32, names tuple, format, points_in_file,
+/* -> (points Buffer [n, cols] float32, names tuple, format, points_in_file,
  *     dropped_nonfinite, width, height) */
-static PyObject *py_read_point_cloud(PyObject *self, PyObject *const *a, Py_ssize_t n) {
-  (void)self;
-  if (n != 2) return PyErr_Format(PyExc_TypeError, "_C.read_point_cloud takes 2 arguments");
+static PyObject *py_read_point_cloud(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                     PyObject *kwnames) {
+  const rcpy_state *st = rcpy_state_of(self);
+  PyObject *a[RCPY_KW_COUNT];
+  if (rcpy_parse(st, &read_point_cloud_sig, args, nargs, kwnames, a) < 0) return NULL;
   PyObject *path_bytes = NULL, *buf = NULL, *names = NULL, *result = NULL;
-  if (!PyUnicode_FSConverter(a[0], &path_bytes)) return NULL;
-  const long cols = PyLong_AsLong(a[1]);
+  if (!PyUnicode_FSConverter(A(path), &path_bytes)) return NULL;
+  const long cols = A(bin_columns) ? PyLong_AsLong(A(bin_columns)) : 0;
   if (cols == -1 && PyErr_Occurred()) goto done;
   if (cols < 0 || cols > RC_PC_MAX_COLS) {
     PyErr_Format(PyExc_ValueError,
@@ -35,18 +31,18 @@ static PyObject *py_read_point_cloud(PyObject *self, PyObject *const *a, Py_ssiz
                          &err);
   Py_END_ALLOW_THREADS;
   if (s != ROBOCACHE_OK) {
-    raise_io(&err);
+    rcpy_raise_io(err.status, err.msg);
     rc_pointcloud_free(&pc);
     goto done;
   }
   const int64_t shape[2] = {pc.n, pc.cols};
   rcpy_tensor view;
-  buf = rcpy_buffer_adopt(pc.points, ROBOCACHE_DTYPE_F32, 2, shape, &view);
+  buf = rcpy_buffer_adopt(st, pc.points, ROBOCACHE_DTYPE_F32, 2, shape, &view);
   pc.points = NULL; /* the Buffer's (or freed) */
   names = PyTuple_New(pc.cols);
   if (buf && names) {
     for (int c = 0; c < pc.cols; c++) {
-      PyObject *name = PyUnicode_FromString(pc.names[c]);
+      PyObject *name = rcpy_text(pc.names[c]);
       if (!name) goto freed;
       PyTuple_SET_ITEM(names, c, name);
     }
@@ -64,6 +60,8 @@ done:
 }
 
 PyMethodDef rcpy_pointcloud_methods[] = {
-    {"read_point_cloud", (PyCFunction)(void (*)(void))py_read_point_cloud, METH_FASTCALL,
-     "Low-level point-cloud reader; use robocache.read_point_cloud."},
+    {"read_point_cloud", RCPY_FASTCALL(py_read_point_cloud),
+     "read_point_cloud($module, path, *, bin_columns=0)\n--\n\n"
+     "(points Buffer [n, cols] float32, names, format, points_in_file, dropped_nonfinite, width, "
+     "height); bin_columns 0: from the file name. Use robocache.read_point_cloud."},
     {NULL, NULL, 0, NULL}};

@@ -2,59 +2,13 @@
  * voxel_downsample: DLPack point clouds in, the C library called with the
  * GIL released, outputs returned as the caller's objects or as robocache
  * Buffers, each call with its robocache_voxel_stats as a tuple of 8 ints.
- * Positional arguments only: robocache/_voxel_api.py holds the documented
- * keyword signatures, the output dtypes and the compaction of the results. */
+ * robocache/_voxel_api.py holds the documented functions, the output dtypes
+ * and the compaction of the results. */
 #include "binding.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Largest number of elements of one output (keeps byte sizes in range). */
-#define RCPY_VOXEL_MAX_ELEMS ((int64_t)1 << 60)
-
-/* obj: a sequence of n real numbers -> out[n] (f32, as the C API takes them).
- * `labels` lists the components for messages ("(vx, vy, vz)"). */
-static int float_args(PyObject *obj, const char *what, const char *labels, int n, float *out) {
-  char msg[160];
-  snprintf(msg, sizeof msg, "%s: expected a sequence of %d numbers %s", what, n, labels);
-  PyObject *seq = PySequence_Fast(obj, msg);
-  if (!seq) return -1;
-  int rc = 0;
-  if (PySequence_Fast_GET_SIZE(seq) != n) {
-    PyErr_Format(PyExc_ValueError, "%s: expected %d numbers %s, got %zd", what, n, labels,
-                 PySequence_Fast_GET_SIZE(seq));
-    rc = -1;
-  }
-  for (int i = 0; rc == 0 && i < n; i++) {
-    char item[64];
-    double x;
-    snprintf(item, sizeof item, "%s[%d]", what, i);
-    rc = rcpy_double(PySequence_Fast_GET_ITEM(seq, i), item, &x);
-    out[i] = (float)x;
-  }
-  Py_DECREF(seq);
-  return rc;
-}
-
-/* max_points_per_voxel / max_voxels: an int in 1..INT32_MAX. */
-static int count_arg(PyObject *v, const char *what, int32_t *out) {
-  PyObject *i = PyBool_Check(v) ? NULL : PyNumber_Index(v);
-  if (!i) {
-    PyErr_Clear();
-    PyErr_Format(PyExc_TypeError, "%s: expected an int, got %.100s", what, Py_TYPE(v)->tp_name);
-    return -1;
-  }
-  int overflow = 0;
-  long long x = PyLong_AsLongLongAndOverflow(i, &overflow);
-  Py_DECREF(i);
-  if (overflow || x < 1 || x > INT32_MAX) {
-    PyErr_Format(PyExc_ValueError, "%s: must be an int in 1..%d, got %R", what, INT32_MAX, v);
-    return -1;
-  }
-  *out = (int32_t)x;
-  return 0;
-}
 
 /* Output dtype from its name: a robocache dtype name or "bool". */
 static int dtype_arg(PyObject *name_obj, int32_t *out) {
@@ -73,39 +27,22 @@ static int dtype_arg(PyObject *name_obj, int32_t *out) {
   return -1;
 }
 
-/* points [N,C] and offsets [B+1] (or None); *B, *N, *C as far as the shapes
- * tell (the library checks them and reports what is wrong). */
-static int import_cloud(PyObject *points, PyObject *offsets, PyObject *stream, rcpy_tensor *p,
-                        rcpy_tensor *o, int64_t *B, int64_t *N, int64_t *C) {
-  if (rcpy_import(points, "points", stream, 0, p) < 0) return -1;
-  if (offsets != Py_None && rcpy_import(offsets, "offsets", stream, 0, o) < 0) return -1;
-  *N = p->t.ndim >= 1 ? p->shape[0] : 0;
-  *C = p->t.ndim == 2 ? p->shape[1] : 3;
-  *B = o->t.ndim == 1 && o->shape[0] >= 2 ? o->shape[0] - 1 : 1;
+/* points [N,C] and offsets [B+1] (or None) imported, and their shape. */
+static int import_cloud(const rcpy_state *st, PyObject *points, PyObject *offsets, PyObject *stream,
+                        rcpy_tensor *p, rcpy_tensor *o, rcpy_cloud_shape *c) {
+  if (rcpy_import(st, points, "points", stream, 0, p) < 0) return -1;
+  if (offsets && offsets != Py_None && rcpy_import(st, offsets, "offsets", stream, 0, o) < 0)
+    return -1;
+  const rcpy_dims pd = rcpy_dims_of(p), od = rcpy_dims_of(o);
+  *c = rcpy_cloud_shape_of(&pd, &od);
   return 0;
 }
 
-/* ValueError unless the output fits in RCPY_VOXEL_MAX_ELEMS elements. */
-static int check_size(const char *what, int ndim, const int64_t *shape) {
-  int64_t total = 1;
-  for (int i = 0; i < ndim; i++) {
-    if (shape[i] != 0 && total > RCPY_VOXEL_MAX_ELEMS / shape[i]) {
-      PyErr_Format(PyExc_ValueError,
-                   "%s: more than 2^60 elements; use a coarser voxel_size, a "
-                   "smaller point_cloud_range or fewer max_voxels / max_points_per_voxel",
-                   what);
-      return -1;
-    }
-    total *= shape[i];
-  }
-  return 0;
-}
-
-static int output(PyObject *obj, const char *what, int32_t dtype, int ndim, const int64_t *shape,
-                  const rcpy_tensor *points, PyObject *stream, rcpy_tensor *t, PyObject **result) {
-  if (check_size(what, ndim, shape) < 0) return -1;
-  return rcpy_output(obj, what, dtype, ndim, shape, points->t.device_type == ROBOCACHE_DEVICE_CUDA,
-                     stream, t, result);
+static int output(const rcpy_state *st, PyObject *obj, const char *what, int32_t dtype,
+                  const rcpy_dims *d, const rcpy_tensor *points, PyObject *stream, rcpy_tensor *t,
+                  PyObject **result) {
+  return rcpy_output(st, rcpy_or_none(obj), what, dtype, d,
+                     points->t.device_type == ROBOCACHE_DEVICE_CUDA, stream, t, result);
 }
 
 static PyObject *stats_tuple(const robocache_voxel_stats *s) {
@@ -116,19 +53,20 @@ static PyObject *stats_tuple(const robocache_voxel_stats *s) {
                        (long long)s->points_dropped_max_voxels);
 }
 
-static const robocache_tensor *opt_t(const rcpy_tensor *t) { return t->t.shape ? &t->t : NULL; }
+RCPY_SIG(voxel_grid_size, 2, 2, KW(voxel_size), KW(point_cloud_range));
 
-/* voxel_grid_size(voxel_size, point_cloud_range) -> (X, Y, Z) */
-static PyObject *py_grid_size(PyObject *self, PyObject *const *a, Py_ssize_t n) {
-  (void)self;
-  if (n != 2) return PyErr_Format(PyExc_TypeError, "_C.voxel_grid_size takes 2 arguments");
+static PyObject *py_grid_size(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                              PyObject *kwnames) {
+  const rcpy_state *st = rcpy_state_of(self);
+  PyObject *a[RCPY_KW_COUNT];
   float size[3], range[6];
   int64_t grid[3];
-  if (float_args(a[0], "voxel_size", "(vx, vy, vz)", 3, size) < 0 ||
-      float_args(a[1], "point_cloud_range", "(xmin, ymin, zmin, xmax, ymax, zmax)", 6, range) < 0)
+  if (rcpy_parse(st, &voxel_grid_size_sig, args, nargs, kwnames, a) < 0 ||
+      rcpy_voxel_size(A(voxel_size), size) < 0 ||
+      rcpy_point_cloud_range(A(point_cloud_range), range) < 0)
     return NULL;
-  robocache_status st = robocache_voxel_grid_size(NULL, size, range, grid);
-  if (st != ROBOCACHE_OK) return rcpy_raise_status(st, "voxel grid");
+  robocache_status s = robocache_voxel_grid_size(NULL, size, range, grid);
+  if (s != ROBOCACHE_OK) return rcpy_raise_status(st, s, "voxel grid");
   return Py_BuildValue("(LLL)", (long long)grid[0], (long long)grid[1], (long long)grid[2]);
 }
 
@@ -175,35 +113,39 @@ static PyObject *py_presets(PyObject *self, PyObject *unused) {
   return result;
 }
 
-/* voxelize(points, offsets, voxel_size, point_cloud_range, mode, out,
- *          out_dtype, stream[, check]) -> (out [B,F,Z,Y,X], stats);
- * check (default True): the CUDA checks (robocache_ctx_set_sync_checks) */
-static PyObject *py_voxelize(PyObject *self, PyObject *const *a, Py_ssize_t n) {
-  (void)self;
-  if (n != 8 && n != 9) return PyErr_Format(PyExc_TypeError, "_C.voxelize takes 8-9 arguments");
-  PyObject *stream = a[7], *out_obj = NULL, *result = NULL;
+RCPY_SIG(voxelize, 3, 4, KW(points), KW(voxel_size), KW(point_cloud_range), KW(out_dtype), KW(mode),
+         KW(offsets), KW(out), KW(stream), KW(check));
+
+static PyObject *py_voxelize(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames) {
+  const rcpy_state *st = rcpy_state_of(self);
+  PyObject *a[RCPY_KW_COUNT];
+  if (rcpy_parse(st, &voxelize_sig, args, nargs, kwnames, a) < 0) return NULL;
+  PyObject *stream = rcpy_or_none(A(stream)), *out_obj = NULL, *result = NULL;
   rcpy_tensor p = {0}, off = {0}, o = {0};
+  rcpy_cloud_shape c;
+  rcpy_dims out_dims;
   float size[3], range[6];
-  int64_t grid[3], B, N, C;
-  int32_t mode, dtype;
-  if (float_args(a[2], "voxel_size", "(vx, vy, vz)", 3, size) < 0 ||
-      float_args(a[3], "point_cloud_range", "(xmin, ymin, zmin, xmax, ymax, zmax)", 6, range) < 0 ||
-      rcpy_voxel_mode(a[4], "mode", &mode) < 0 || dtype_arg(a[6], &dtype) < 0)
+  int64_t grid[3];
+  int32_t mode = ROBOCACHE_VOXEL_COUNT, dtype;
+  if (rcpy_voxel_size(A(voxel_size), size) < 0 ||
+      rcpy_point_cloud_range(A(point_cloud_range), range) < 0 ||
+      (A(mode) && rcpy_voxel_mode(A(mode), "mode", &mode) < 0) ||
+      dtype_arg(A(out_dtype), &dtype) < 0)
     return NULL;
-  robocache_status st = robocache_voxel_grid_size(NULL, size, range, grid);
-  if (st != ROBOCACHE_OK) return rcpy_raise_status(st, "voxelize");
-  if (import_cloud(a[0], a[1], stream, &p, &off, &B, &N, &C) < 0) goto done;
-  int64_t F = mode <= ROBOCACHE_VOXEL_OCCUPANCY ? 1 : C == 3 ? 3 : C - 3;
-  const int64_t shape[5] = {B, F, grid[2], grid[1], grid[0]};
-  if (output(a[5], "out", dtype, 5, shape, &p, stream, &o, &out_obj) < 0 ||
-      rcpy_cuda_stream(stream, RCPY_CHECK_ARG(a, n, 8), &p) < 0)
+  robocache_status s = robocache_voxel_grid_size(NULL, size, range, grid);
+  if (s != ROBOCACHE_OK) return rcpy_raise_status(st, s, "voxelize");
+  if (import_cloud(st, A(points), A(offsets), stream, &p, &off, &c) < 0 ||
+      rcpy_voxelize_out(&c, grid, mode, &out_dims) < 0 ||
+      output(st, A(out), "out", dtype, &out_dims, &p, stream, &o, &out_obj) < 0 ||
+      rcpy_cuda_stream(st, stream, A(check), &p) < 0)
     goto done;
   robocache_voxel_stats stats;
   Py_BEGIN_ALLOW_THREADS;
-  st = robocache_voxelize(NULL, &p.t, opt_t(&off), size, range, mode, &o.t, &stats);
+  s = robocache_voxelize(NULL, &p.t, rcpy_opt(&off), size, range, mode, &o.t, &stats);
   Py_END_ALLOW_THREADS;
-  if (st != ROBOCACHE_OK)
-    rcpy_raise_status(st, "voxelize");
+  if (s != ROBOCACHE_OK)
+    rcpy_raise_status(st, s, "voxelize");
   else
     result = Py_BuildValue("(ON)", out_obj, stats_tuple(&stats));
 done:
@@ -214,44 +156,46 @@ done:
   return result;
 }
 
-/* voxelize_hard(points, offsets, voxel_size, point_cloud_range,
- *               max_points_per_voxel, max_voxels, packed, voxels, coords,
- *               num_points, num_voxels, stream[, check])
- * -> (voxels [B*M,P,C], coords [B*M,4], num_points [B*M], num_voxels [B], stats)
- * packed: robocache_voxelize_hard_packed's row layout (else the padded one). */
-static PyObject *py_voxelize_hard(PyObject *self, PyObject *const *a, Py_ssize_t n) {
-  (void)self;
-  if (n != 12 && n != 13)
-    return PyErr_Format(PyExc_TypeError, "_C.voxelize_hard takes 12-13 arguments");
-  PyObject *stream = a[11], *objs[4] = {NULL, NULL, NULL, NULL}, *result = NULL;
+RCPY_SIG(voxelize_hard, 5, 5, KW(points), KW(voxel_size), KW(point_cloud_range),
+         KW(max_points_per_voxel), KW(max_voxels), KW(offsets), KW(packed), KW(voxels), KW(coords),
+         KW(num_points), KW(num_voxels), KW(stream), KW(check));
+
+static PyObject *py_voxelize_hard(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                  PyObject *kwnames) {
+  const rcpy_state *st = rcpy_state_of(self);
+  PyObject *a[RCPY_KW_COUNT];
+  if (rcpy_parse(st, &voxelize_hard_sig, args, nargs, kwnames, a) < 0) return NULL;
+  PyObject *stream = rcpy_or_none(A(stream)), *objs[4] = {NULL, NULL, NULL, NULL}, *result = NULL;
   rcpy_tensor p = {0}, off = {0}, t[4] = {0};
+  rcpy_cloud_shape c;
+  rcpy_dims dims[4];
   float size[3], range[6];
-  int64_t B, N, C;
   int32_t P, M;
-  const int packed = PyObject_IsTrue(a[6]);
+  const int packed = A(packed) ? PyObject_IsTrue(A(packed)) : 1;
   if (packed < 0) return NULL;
-  if (float_args(a[2], "voxel_size", "(vx, vy, vz)", 3, size) < 0 ||
-      float_args(a[3], "point_cloud_range", "(xmin, ymin, zmin, xmax, ymax, zmax)", 6, range) < 0 ||
-      count_arg(a[4], "max_points_per_voxel", &P) < 0 || count_arg(a[5], "max_voxels", &M) < 0 ||
-      import_cloud(a[0], a[1], stream, &p, &off, &B, &N, &C) < 0)
+  if (rcpy_voxel_size(A(voxel_size), size) < 0 ||
+      rcpy_point_cloud_range(A(point_cloud_range), range) < 0 ||
+      rcpy_count(A(max_points_per_voxel), "max_points_per_voxel", &P) < 0 ||
+      rcpy_count(A(max_voxels), "max_voxels", &M) < 0 ||
+      import_cloud(st, A(points), A(offsets), stream, &p, &off, &c) < 0 ||
+      rcpy_hard_out(&c, P, M, dims) < 0)
     goto done;
-  const int64_t shapes[4][3] = {{B * M, P, C}, {B * M, 4}, {B * M}, {B}};
-  static const char *const names[4] = {"voxels", "coords", "num_points", "num_voxels"};
-  static const int ndims[4] = {3, 2, 1, 1};
+  PyObject *given[4] = {A(voxels), A(coords), A(num_points), A(num_voxels)};
   static const int32_t dtypes[4] = {ROBOCACHE_DTYPE_F32, ROBOCACHE_DTYPE_I32, ROBOCACHE_DTYPE_I32,
                                     ROBOCACHE_DTYPE_I32};
   for (int i = 0; i < 4; i++)
-    if (output(a[7 + i], names[i], dtypes[i], ndims[i], shapes[i], &p, stream, &t[i], &objs[i]) < 0)
+    if (output(st, given[i], rcpy_hard_names[i], dtypes[i], &dims[i], &p, stream, &t[i], &objs[i]) <
+        0)
       goto done;
-  if (rcpy_cuda_stream(stream, RCPY_CHECK_ARG(a, n, 12), &p) < 0) goto done;
+  if (rcpy_cuda_stream(st, stream, A(check), &p) < 0) goto done;
   robocache_voxel_stats stats;
-  robocache_status st;
+  robocache_status s;
   Py_BEGIN_ALLOW_THREADS;
-  st = (packed ? robocache_voxelize_hard_packed : robocache_voxelize_hard)(
-      NULL, &p.t, opt_t(&off), size, range, P, M, &t[0].t, &t[1].t, &t[2].t, &t[3].t, &stats);
+  s = (packed ? robocache_voxelize_hard_packed : robocache_voxelize_hard)(
+      NULL, &p.t, rcpy_opt(&off), size, range, P, M, &t[0].t, &t[1].t, &t[2].t, &t[3].t, &stats);
   Py_END_ALLOW_THREADS;
-  if (st != ROBOCACHE_OK)
-    rcpy_raise_status(st, "voxelize_hard");
+  if (s != ROBOCACHE_OK)
+    rcpy_raise_status(st, s, "voxelize_hard");
   else
     result = Py_BuildValue("(OOOON)", objs[0], objs[1], objs[2], objs[3], stats_tuple(&stats));
 done:
@@ -264,37 +208,37 @@ done:
   return result;
 }
 
-/* voxel_downsample(points, offsets, voxel_size, point_cloud_range or None,
- *                  out, out_offsets, stream[, check])
- * -> (out [N,C] (rows past out_offsets[B] unused), out_offsets [B+1], stats) */
-static PyObject *py_voxel_downsample(PyObject *self, PyObject *const *a, Py_ssize_t n) {
-  (void)self;
-  if (n != 7 && n != 8)
-    return PyErr_Format(PyExc_TypeError, "_C.voxel_downsample takes 7-8 arguments");
-  PyObject *stream = a[6], *out_obj = NULL, *off_obj = NULL, *result = NULL;
+RCPY_SIG(voxel_downsample, 2, 2, KW(points), KW(voxel_size), KW(point_cloud_range), KW(offsets),
+         KW(out), KW(out_offsets), KW(stream), KW(check));
+
+static PyObject *py_voxel_downsample(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                     PyObject *kwnames) {
+  const rcpy_state *st = rcpy_state_of(self);
+  PyObject *a[RCPY_KW_COUNT];
+  if (rcpy_parse(st, &voxel_downsample_sig, args, nargs, kwnames, a) < 0) return NULL;
+  PyObject *stream = rcpy_or_none(A(stream)), *out_obj = NULL, *off_obj = NULL, *result = NULL;
   rcpy_tensor p = {0}, off = {0}, o = {0}, oo = {0};
+  rcpy_cloud_shape c;
+  rcpy_dims dims[2];
   float size[3], range[6];
-  int64_t B, N, C;
-  int has_range = a[3] != Py_None;
-  if (float_args(a[2], "voxel_size", "(vx, vy, vz)", 3, size) < 0 ||
-      (has_range && float_args(a[3], "point_cloud_range", "(xmin, ymin, zmin, xmax, ymax, zmax)", 6,
-                               range) < 0) ||
-      import_cloud(a[0], a[1], stream, &p, &off, &B, &N, &C) < 0)
-    goto done;
-  const int64_t out_shape[2] = {N, C}, off_shape[1] = {B + 1};
-  if (output(a[4], "out", ROBOCACHE_DTYPE_F32, 2, out_shape, &p, stream, &o, &out_obj) < 0 ||
-      output(a[5], "out_offsets", ROBOCACHE_DTYPE_I64, 1, off_shape, &p, stream, &oo, &off_obj) <
-          0 ||
-      rcpy_cuda_stream(stream, RCPY_CHECK_ARG(a, n, 7), &p) < 0)
+  const int has_range = A(point_cloud_range) && A(point_cloud_range) != Py_None;
+  if (rcpy_voxel_size(A(voxel_size), size) < 0 ||
+      (has_range && rcpy_point_cloud_range(A(point_cloud_range), range) < 0) ||
+      import_cloud(st, A(points), A(offsets), stream, &p, &off, &c) < 0 ||
+      rcpy_downsample_out(&c, dims) < 0 ||
+      output(st, A(out), "out", ROBOCACHE_DTYPE_F32, &dims[0], &p, stream, &o, &out_obj) < 0 ||
+      output(st, A(out_offsets), "out_offsets", ROBOCACHE_DTYPE_I64, &dims[1], &p, stream, &oo,
+             &off_obj) < 0 ||
+      rcpy_cuda_stream(st, stream, A(check), &p) < 0)
     goto done;
   robocache_voxel_stats stats;
-  robocache_status st;
+  robocache_status s;
   Py_BEGIN_ALLOW_THREADS;
-  st = robocache_voxel_downsample(NULL, &p.t, opt_t(&off), size, has_range ? range : NULL, &o.t,
-                                  &oo.t, &stats);
+  s = robocache_voxel_downsample(NULL, &p.t, rcpy_opt(&off), size, has_range ? range : NULL, &o.t,
+                                 &oo.t, &stats);
   Py_END_ALLOW_THREADS;
-  if (st != ROBOCACHE_OK)
-    rcpy_raise_status(st, "voxel_downsample");
+  if (s != ROBOCACHE_OK)
+    rcpy_raise_status(st, s, "voxel_downsample");
   else
     result = Py_BuildValue("(OON)", out_obj, off_obj, stats_tuple(&stats));
 done:
@@ -308,16 +252,28 @@ done:
 }
 
 PyMethodDef rcpy_voxelize_methods[] = {
-    {"voxel_grid_size", (PyCFunction)(void (*)(void))py_grid_size, METH_FASTCALL,
+    {"voxel_grid_size", RCPY_FASTCALL(py_grid_size),
+     "voxel_grid_size($module, voxel_size, point_cloud_range)\n--\n\n"
      "(X, Y, Z) = round((max - min) / voxel_size) in float32; ValueError when invalid."},
     {"voxel_presets", py_presets, METH_NOARGS,
+     "voxel_presets($module, /)\n--\n\n"
      "The built-in presets: (name, voxel_size, point_cloud_range, max_points_per_voxel, "
      "max_voxels_train, max_voxels_test) tuples."},
-    {"voxelize", (PyCFunction)(void (*)(void))py_voxelize, METH_FASTCALL,
-     "Low-level dense voxelization (positional arguments); use robocache.voxelize."},
-    {"voxelize_hard", (PyCFunction)(void (*)(void))py_voxelize_hard, METH_FASTCALL,
-     "Low-level hard voxelization (positional arguments); use robocache.voxelize_hard."},
-    {"voxel_downsample", (PyCFunction)(void (*)(void))py_voxel_downsample, METH_FASTCALL,
-     "Low-level voxel-grid downsampling (positional arguments); use "
-     "robocache.voxel_downsample."},
+    {"voxelize", RCPY_FASTCALL(py_voxelize),
+     "voxelize($module, points, voxel_size, point_cloud_range, *, out_dtype, mode='count', "
+     "offsets=None, out=None, stream=None, check=True)\n--\n\n"
+     "Dense voxelization: (out [B,F,Z,Y,X] of out_dtype, stats: 8 ints). Use "
+     "robocache.voxelize."},
+    {"voxelize_hard", RCPY_FASTCALL(py_voxelize_hard),
+     "voxelize_hard($module, points, voxel_size, point_cloud_range, max_points_per_voxel, "
+     "max_voxels, *, offsets=None, packed=True, voxels=None, coords=None, num_points=None, "
+     "num_voxels=None, stream=None, check=True)\n--\n\n"
+     "Hard voxelization: (voxels [B*M,P,C], coords [B*M,4], num_points [B*M], num_voxels [B], "
+     "stats); packed: robocache_voxelize_hard_packed's row layout, else the padded one. Use "
+     "robocache.voxelize_hard."},
+    {"voxel_downsample", RCPY_FASTCALL(py_voxel_downsample),
+     "voxel_downsample($module, points, voxel_size, *, point_cloud_range=None, offsets=None, "
+     "out=None, out_offsets=None, stream=None, check=True)\n--\n\n"
+     "Voxel-grid downsampling: (out [N,C] (rows past out_offsets[B] unused), out_offsets "
+     "[B+1], stats). Use robocache.voxel_downsample."},
     {NULL, NULL, 0, NULL}};

@@ -1,8 +1,10 @@
-/* Keyword options of resample / align / Stream: strings to enums, time
- * options to int64 ns, with errors naming the argument. */
+/* Options of resample / align / Stream and of the voxel functions: strings
+ * to enums, time options to int64 ns, voxel sizes and ranges to float32,
+ * with errors naming the argument. */
 #include "binding.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 typedef struct name_code {
@@ -135,31 +137,92 @@ int rcpy_time_ns(PyObject *v, int32_t time_dtype, const char *what, int64_t *ns)
 }
 
 /* A positive time limit (max_gap, tolerance) or None. */
-static int positive_time(PyObject *v, int32_t time_dtype, const char *who, const char *name,
-                         int64_t *ns) {
-  char what[160];
-  PyOS_snprintf(what, sizeof what, "%s%s", who, name);
-  if (rcpy_time_ns(v, time_dtype, what, ns) < 0) return -1;
+static int positive_time(PyObject *v, int32_t time_dtype, const char *name, int64_t *ns) {
+  if (rcpy_time_ns(v, time_dtype, name, ns) < 0) return -1;
   if (v != Py_None && *ns <= 0) {
     PyErr_Format(PyExc_ValueError, "%s: must be > 0 (%s), or None for no limit; got %R (%lld ns)",
-                 what, time_dtype == ROBOCACHE_DTYPE_I64 ? "ns" : "s", v, (long long)*ns);
+                 name, time_dtype == ROBOCACHE_DTYPE_I64 ? "ns" : "s", v, (long long)*ns);
     return -1;
   }
   return 0;
 }
 
-int rcpy_interp_options(PyObject *const *a, int32_t time_dtype, const char *who,
+/* Prefixes the message of the exception being raised with `who` ("stream 1
+ * (imu): "); -1. Messages are formatted only when a call fails. */
+static int with_prefix(const char *who) {
+  if (!*who) return -1;
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyErr_NormalizeException(&type, &value, &tb);
+  PyErr_Format(type, "%s%S", who, value);
+  Py_XDECREF(type);
+  Py_XDECREF(value);
+  Py_XDECREF(tb);
+  return -1;
+}
+
+int rcpy_interp_options(const rcpy_interp_args *a, int32_t time_dtype, const char *who,
                         robocache_interp_options *o) {
-  char what[160];
   robocache_interp_options_init(o);
-#define RCPY_WHAT(name) (PyOS_snprintf(what, sizeof what, "%s%s", who, name), what)
-  if (rcpy_method(a[0], RCPY_WHAT("method"), &o->method) < 0) return -1;
-  if (rcpy_extrapolate(a[1], RCPY_WHAT("extrapolate"), &o->extrapolate) < 0) return -1;
-  if (rcpy_double(a[2], RCPY_WHAT("fill_value"), &o->fill_value) < 0) return -1;
-  if (positive_time(a[3], time_dtype, who, "max_gap", &o->max_gap_ns) < 0) return -1;
-  if (positive_time(a[4], time_dtype, who, "tolerance", &o->tolerance_ns) < 0) return -1;
-  if (rcpy_time_ns(a[5], time_dtype, RCPY_WHAT("time_offset"), &o->time_offset_ns) < 0) return -1;
-  if (rcpy_quat_order(a[6], RCPY_WHAT("quat_order"), &o->quat_order) < 0) return -1;
-#undef RCPY_WHAT
+  if ((a->method && rcpy_method(a->method, "method", &o->method) < 0) ||
+      (a->extrapolate && rcpy_extrapolate(a->extrapolate, "extrapolate", &o->extrapolate) < 0) ||
+      (a->fill_value && rcpy_double(a->fill_value, "fill_value", &o->fill_value) < 0) ||
+      (a->max_gap && positive_time(a->max_gap, time_dtype, "max_gap", &o->max_gap_ns) < 0) ||
+      (a->tolerance &&
+       positive_time(a->tolerance, time_dtype, "tolerance", &o->tolerance_ns) < 0) ||
+      (a->time_offset &&
+       rcpy_time_ns(a->time_offset, time_dtype, "time_offset", &o->time_offset_ns) < 0) ||
+      (a->quat_order && rcpy_quat_order(a->quat_order, "quat_order", &o->quat_order) < 0))
+    return with_prefix(who);
+  return 0;
+}
+
+/* obj: a sequence of n real numbers -> out[n] (f32, as the C API takes them).
+ * `labels` lists the components for messages ("(vx, vy, vz)"). */
+static int float_args(PyObject *obj, const char *what, const char *labels, int n, float *out) {
+  char msg[160];
+  snprintf(msg, sizeof msg, "%s: expected a sequence of %d numbers %s", what, n, labels);
+  PyObject *seq = PySequence_Fast(obj, msg);
+  if (!seq) return -1;
+  int rc = 0;
+  if (PySequence_Fast_GET_SIZE(seq) != n) {
+    PyErr_Format(PyExc_ValueError, "%s: expected %d numbers %s, got %zd", what, n, labels,
+                 PySequence_Fast_GET_SIZE(seq));
+    rc = -1;
+  }
+  for (int i = 0; rc == 0 && i < n; i++) {
+    char item[64];
+    double x = 0;
+    snprintf(item, sizeof item, "%s[%d]", what, i);
+    rc = rcpy_double(PySequence_Fast_GET_ITEM(seq, i), item, &x);
+    out[i] = (float)x;
+  }
+  Py_DECREF(seq);
+  return rc;
+}
+
+int rcpy_voxel_size(PyObject *obj, float out[3]) {
+  return float_args(obj, "voxel_size", "(vx, vy, vz)", 3, out);
+}
+
+int rcpy_point_cloud_range(PyObject *obj, float out[6]) {
+  return float_args(obj, "point_cloud_range", "(xmin, ymin, zmin, xmax, ymax, zmax)", 6, out);
+}
+
+int rcpy_count(PyObject *v, const char *what, int32_t *out) {
+  PyObject *i = PyBool_Check(v) ? NULL : PyNumber_Index(v);
+  if (!i) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError, "%s: expected an int, got %.100s", what, Py_TYPE(v)->tp_name);
+    return -1;
+  }
+  int overflow = 0;
+  long long x = PyLong_AsLongLongAndOverflow(i, &overflow);
+  Py_DECREF(i);
+  if (overflow || x < 1 || x > INT32_MAX) {
+    PyErr_Format(PyExc_ValueError, "%s: must be an int in 1..%d, got %R", what, INT32_MAX, v);
+    return -1;
+  }
+  *out = (int32_t)x;
   return 0;
 }

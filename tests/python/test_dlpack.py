@@ -207,8 +207,7 @@ def test_no_leak_over_10000_calls(rng):
 
 def test_buffer_exports_once_and_honours_max_version(rng):
     v, t, x = _problem(rng)
-    out, valid = _C.resample(v, t, x, None, None, "linear", "clamp", 0.0, None, None, None,
-                             "xyzw", None, None, None, True, None)
+    out, valid = _C.resample(v, t, x, fill_value=0.0, return_valid=True)
     assert type(out) is _C.Buffer and out.__dlpack_device__() == (1, 0)
     cap = out.__dlpack__()
     assert _capsule_name(cap) == b"dltensor"
@@ -218,5 +217,4 @@ def test_buffer_exports_once_and_honours_max_version(rng):
     assert arr.dtype == np.bool_ and arr.shape == (2, 17)
     del cap  # never consumed: its destructor frees the buffer
     with pytest.raises(BufferError, match="stream must be None"):
-        _C.resample(v, t, x, None, None, "linear", "clamp", 0.0, None, None, None, "xyzw",
-                    None, None, None, False, None)[0].__dlpack__(stream=1)
+        _C.resample(v, t, x, fill_value=0.0)[0].__dlpack__(stream=1)

@@ -88,8 +88,9 @@ def test_opcheck_resample_and_align():
     args = (v, t, x, None, None, "linear", "clamp", float("nan"), None, None, 0, "xyzw", None,
             None)
     torch.library.opcheck(torch.ops.robocache.resample.default, args)
-    align_args = ([v, v[..., 0]], [t, t], [None, None], x, None, "a\x1fb", "linear\x1fnext",
-                  "clamp\x1ffill", [0.0, 1.0], [0, 0], [0, 5], [0, 0], "xyzw\x1fxyzw", None, None)
+    align_args = ([v, v[..., 0]], [t, t], [None, None], x, None, ["a", None], ["linear", "next"],
+                  ["clamp", "fill"], [0.0, 1.0], [None, None], [None, 5], [0, 0],
+                  ["xyzw", "xyzw"], None, None)
     torch.library.opcheck(torch.ops.robocache.align.default, align_args)
 
 
