@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import LEROBOT
+from convert_support import LEROBOT
 
 V30 = LEROBOT / "so101_record_test_v30_novideo"
 VIDEO = LEROBOT / "lingzu_open50_v30_subset"

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import HUSKY_BAG, ROOT
+from convert_support import HUSKY_BAG, ROOT
 
 C_TOOL = os.environ.get("ROBOCACHE_BIN", str(ROOT / "build" / "robocache"))
 has_c_tool = pytest.mark.skipif(not os.access(C_TOOL, os.X_OK),

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import HUSKY_MCAP, HUSKY_STREAMS, write_bag
+from convert_support import HUSKY_MCAP, HUSKY_STREAMS, write_bag
 
 
 def robocache(*args):

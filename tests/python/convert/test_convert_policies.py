@@ -11,7 +11,7 @@ import pytest
 
 from robocache.convert import ConvertError, convert
 
-from conftest import write_bag
+from convert_support import write_bag
 
 S = 10**9
 STREAMS = ["observation.a=/a/angular_velocity", "observation.b=/b/angular_velocity"]

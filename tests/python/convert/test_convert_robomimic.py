@@ -9,7 +9,8 @@ import numpy as np
 
 from robocache.convert import convert
 
-from conftest import HUSKY_BAG, HUSKY_MCAP, ODOM, hold, interp, oracle_grid
+from convert_support import (HUSKY_BAG, HUSKY_MCAP, ODOM, hold, husky_messages,  # noqa: F401
+                             interp, oracle_grid)
 
 
 def test_robomimic_layout_and_values(tmp_path, husky_messages):
@@ -39,7 +40,7 @@ def test_robomimic_layout_and_values(tmp_path, husky_messages):
 
 def test_robomimic_image_obs_equal_source_frames(tmp_path):
     import robocache.datasets as rd
-    from conftest import LEROBOT
+    from convert_support import LEROBOT
     src = LEROBOT / "lingzu_open50_v30_subset"
     out = tmp_path / "demos.hdf5"
     convert([str(src)], str(out), to="robomimic", reference="image",

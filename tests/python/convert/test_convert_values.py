@@ -12,7 +12,8 @@ from scipy.spatial.transform import Rotation, Slerp
 
 from robocache.convert import convert
 
-from conftest import HUSKY_MCAP, HUSKY_STREAMS, ODOM, hold, interp, no_gap_holds_a_frame, oracle_grid
+from convert_support import (HUSKY_MCAP, HUSKY_STREAMS, ODOM, hold, husky_messages,  # noqa: F401
+                             interp, no_gap_holds_a_frame, oracle_grid)
 
 
 @pytest.fixture(scope="module", params=[30, 50])

@@ -13,7 +13,7 @@ import robocache.datasets as rd
 from robocache.convert import convert
 from robocache.convert._check import check
 
-from conftest import LEROBOT
+from convert_support import LEROBOT
 
 SRC = LEROBOT / "lingzu_open50_v30_subset"
 

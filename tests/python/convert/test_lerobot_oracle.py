@@ -19,7 +19,7 @@ import pytest
 from robocache.convert import convert
 from robocache.convert._check import check
 
-from conftest import HUSKY_MCAP, HUSKY_STREAMS, ROOT
+from convert_support import HUSKY_MCAP, HUSKY_STREAMS, ROOT
 
 ORACLE = os.environ.get("ROBOCACHE_LEROBOT_PYTHON") or str(ROOT / ".venv-lerobot/bin/python")
 

@@ -1,4 +1,4 @@
-"""Fixtures of the convert / check tests: the real Husky recording (rosbag2
+"""Support of the convert / check tests: the real Husky recording (rosbag2
 MCAP conversion of robot_localization's test1.bag: IMU 30 Hz, wheel odometry
 10 Hz, GPS 2.5 Hz) read message by message through mcap + mcap-ros2-support,
 which the converter does not use (it reads through rosbags)."""
