@@ -20,7 +20,9 @@ and so their streams, are only in the messages. The pass over the file that
 reads a topic also keeps the raw messages of the other numeric topics, up to
 STASH_BYTES in all, so that reading them later needs no second pass (a bag's
 chunks mix topics: each pass decompresses them all). Image frames are decoded
-only when asked for (Series.frames).
+only when asked for (Series.frames). Numeric topics whose messages share one
+byte layout decode all at once with NumPy (robocache.datasets.ros_bulk), the
+others message by message through rosbags, with the same arrays.
 """
 
 import contextlib
@@ -214,21 +216,42 @@ class _Topic:
     def decode(self, others=None):
         """{suffix: (kind, times, values, fields)} of all streams of the topic;
         the pass over the file keeps the raw messages of `others` (default
-        the bag's stashable topics; see _Bag.read)."""
-        collector = self.layout.collector(self.use_header)
-        n = 0
+        the bag's stashable topics; see _Bag.read). Numeric topics decode in
+        bulk where their layout is fixed (robocache.datasets.ros_bulk), else
+        message by message."""
         self.bag.stashable.discard(self.name)  # decoded once: no pass keeps it again
         others = self.bag.stashable if others is None else others
-        with _reading(lambda: self.where(n)), contextlib.closing(
-                self.bag.read(self.name, others)) as messages:
+        from . import ros_bulk
+        messages = self.bag.read(self.name, others)
+        if ros_bulk.supports(self.layout):
+            logs, raws = [], []
+            with _reading(lambda: self.where(len(raws))), contextlib.closing(messages):
+                for log_time, raw in messages:
+                    logs.append(log_time)
+                    raws.append(raw)
+            self._check_count(len(raws))
+            with _reading(lambda: self.where(0)):
+                streams = ros_bulk.decode(
+                    self.layout, self.msgtype, self.bag.typestore.fielddefs, raws, logs,
+                    ros2=self.bag.is2, use_header=self.use_header,
+                    first=lambda: self.bag.deserialize(raws[0], self.msgtype))
+            if streams is not None:
+                return streams
+            messages = (row for row in zip(logs, raws))  # closable, as bag.read
+        collector = self.layout.collector(self.use_header)
+        n = 0
+        with _reading(lambda: self.where(n)), contextlib.closing(messages):
             for log_time, raw in messages:
                 collector.add(self.bag.deserialize(raw, self.msgtype), log_time)
                 n += 1
+        self._check_count(n)
+        self.log_times = getattr(collector, "log_times", None)
+        return collector.finish()
+
+    def _check_count(self, n):
         if self.count and n != self.count:
             raise DatasetError(f"{self.where()}: read {n} messages where the bag's index lists "
                                f"{self.count} (a damaged chunk?)")
-        self.log_times = getattr(collector, "log_times", None)
-        return collector.finish()
 
     def load(self, suffix):
         """(times, values, fields) of the stream `suffix` (a Series' loader)."""

@@ -232,16 +232,20 @@ def test_bad_options():
 
 
 class _Counting:
-    def __init__(self, monkeypatch):
-        from rosbags.typesys.store import Typestore
-        self.calls = {}
-        for name in ("deserialize_cdr", "deserialize_ros1"):
-            real = getattr(Typestore, name)
+    """Messages read for decoding (from the file or the stash), per message
+    type: whichever path then decodes them, in bulk or one by one."""
 
-            def counted(store, raw, typename, _real=real):
-                self.calls[typename] = self.calls.get(typename, 0) + 1
-                return _real(store, raw, typename)
-            monkeypatch.setattr(Typestore, name, counted)
+    def __init__(self, monkeypatch):
+        from robocache.datasets import rosbag
+        self.calls = {}
+        real = rosbag._Bag.read
+
+        def counted(bag, topic, others):
+            msgtype = bag.topics[topic]["type"]
+            for row in real(bag, topic, others):
+                self.calls[msgtype] = self.calls.get(msgtype, 0) + 1
+                yield row
+        monkeypatch.setattr(rosbag._Bag, "read", counted)
 
 
 @pytest.mark.parametrize("path", [ROBOT / "ros1" / "robot_localization_test1.bag",
