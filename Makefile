@@ -1,6 +1,8 @@
 # robocache — the two commands a user needs:
 #   make demo   install dependencies, build, align the EuRoC V1_01_easy flight in data/
-#   make test   install dependencies, build, run every test (C, C under ASan+UBSan, Python, CLI)
+#   make test   install dependencies, build, run every test (C, C under ASan+UBSan, Python, CLI,
+#               libFuzzer targets for FUZZ_TEST_SECONDS each with their regression inputs)
+#   make fuzz   the libFuzzer targets for longer (FUZZ_SECONDS each, FUZZ_JOBS at a time)
 # Both run scripts/install-deps.sh first (apt-get + pip; safe to repeat).
 
 BUILD      ?= build
@@ -9,8 +11,13 @@ CMAKE_ARGS ?=
 PYTHON     ?= python3
 JOBS       ?= $(shell nproc)
 DEMO_OUT   ?= out
+FUZZ_BUILD ?= build-fuzz
+FUZZ_TEST_SECONDS ?= 30
+FUZZ_SECONDS ?= 600
+FUZZ_JOBS  ?= 2
 
-.PHONY: all deps build demo test test-c test-asan test-python bench format clean
+.PHONY: all deps build demo test test-c test-asan test-python fuzz-build test-fuzz fuzz bench \
+        format clean
 
 all: build
 
@@ -24,7 +31,7 @@ build: deps
 demo: build
 	@bash scripts/demo.sh $(BUILD)/robocache $(DEMO_OUT)
 
-test: build test-c test-asan test-python
+test: build test-c test-asan test-python test-fuzz
 
 test-c:
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
@@ -41,6 +48,18 @@ test-python: build
 	  --config-settings=cmake.define.ROBOCACHE_CUDA=OFF .
 	ROBOCACHE_BIN=$(abspath $(BUILD))/robocache $(PYTHON) -m pytest -q tests/python tests/cli
 
+fuzz-build: deps
+	cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DROBOCACHE_FUZZ=ON -DROBOCACHE_CUDA=OFF -DROBOCACHE_BUILD_TESTS=OFF \
+	  -DROBOCACHE_BUILD_BENCH=OFF -DROBOCACHE_BUILD_CLI=OFF
+	cmake --build $(FUZZ_BUILD) -j $(JOBS)
+
+test-fuzz: fuzz-build
+	bash tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_TEST_SECONDS) $(FUZZ_JOBS)
+
+fuzz: fuzz-build
+	bash tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_JOBS)
+
 bench: build
 	$(PYTHON) bench/bench_resample_cpu.py --bin $(BUILD)/bench/bench_resample_cpu
 
@@ -48,4 +67,4 @@ format:
 	clang-format -i $$(git ls-files '*.c' '*.h' '*.cu' '*.cuh')
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

@@ -5,7 +5,7 @@ set -euo pipefail
 here=$(dirname "$0")
 
 bash "$here/apt-install.sh" build-essential cmake ninja-build pkg-config libhdf5-dev \
-  hdf5-tools libcmocka-dev liblzf-dev clang-format
+  hdf5-tools libcmocka-dev liblzf-dev clang-format clang llvm libclang-rt-dev
 
 if [ "${ROBOCACHE_SKIP_PIP:-0}" != "1" ]; then
   python3 -m pip install -q --disable-pip-version-check -r "$here/../requirements-test.txt"
