@@ -1,13 +1,19 @@
 # robocache — the two commands a user needs:
-#   make demo   install dependencies, build, align the EuRoC V1_01_easy flight in data/
-#   make test   install dependencies, build, run every test (C, C under ASan+UBSan, Python, CLI,
-#               libFuzzer targets for FUZZ_TEST_SECONDS each with their regression inputs)
+#   make demo   install what the demo needs (scripts/install-demo-deps.sh), build the
+#               robocache command, align the EuRoC V1_01_easy flight in data/
+#   make test   install everything (scripts/install-deps.sh: apt-get + pip), build, run
+#               every test (C, C under ASan+UBSan, Python, CLI, the libFuzzer targets for
+#               FUZZ_TEST_SECONDS each with their regression inputs)
 #   make fuzz   the libFuzzer targets for longer (FUZZ_SECONDS each, FUZZ_JOBS at a time)
-# Both run scripts/install-deps.sh first (apt-get + pip; safe to repeat).
+# Installing is safe to repeat. CUDA (scripts/cuda-cmake-args.sh): the backend is built
+# for the GPU that nvidia-smi lists, or with CUDA=1 (no GPU: for the library's default
+# architectures), never with CUDA=0; without a GPU, `make test` still compiles the CUDA
+# code for sm_90 when nvcc exists, and `make demo` leaves it out.
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 CMAKE_ARGS ?=
+CUDA       ?= auto
 PYTHON     ?= python3
 JOBS       ?= $(shell nproc)
 DEMO_OUT   ?= out
@@ -16,19 +22,29 @@ FUZZ_TEST_SECONDS ?= 30
 FUZZ_SECONDS ?= 600
 FUZZ_JOBS  ?= 2
 
-.PHONY: all deps build demo test test-c test-asan test-python fuzz-build test-fuzz fuzz bench \
-        format clean
+CONFIGURE = cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DROBOCACHE_WERROR=ON
+
+.PHONY: all deps demo-deps build demo test test-c test-asan test-python fuzz-build test-fuzz \
+        fuzz bench format clean
 
 all: build
 
 deps:
 	@bash scripts/install-deps.sh
 
+demo-deps:
+	@bash scripts/install-demo-deps.sh
+
 build: deps
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DROBOCACHE_WERROR=ON $(CMAKE_ARGS)
+	cuda=$$(bash scripts/cuda-cmake-args.sh test $(CUDA)) && \
+	  $(CONFIGURE) -DROBOCACHE_BUILD_TESTS=ON -DROBOCACHE_BUILD_BENCH=ON $$cuda $(CMAKE_ARGS)
 	cmake --build $(BUILD) -j $(JOBS)
 
-demo: build
+demo: demo-deps
+	cuda=$$(bash scripts/cuda-cmake-args.sh demo $(CUDA)) && \
+	  $(CONFIGURE) -DROBOCACHE_BUILD_TESTS=OFF -DROBOCACHE_BUILD_BENCH=OFF -DROBOCACHE_HDF5=ON \
+	  $$cuda $(CMAKE_ARGS)
+	cmake --build $(BUILD) -j $(JOBS) --target robocache_cli
 	@bash scripts/demo.sh $(BUILD)/robocache $(DEMO_OUT)
 
 test: build test-c test-asan test-python test-fuzz

@@ -15,7 +15,6 @@ import argparse
 import json
 import pathlib
 import platform
-import re
 import statistics
 import sys
 import time
@@ -25,6 +24,8 @@ import numpy as np
 import robocache
 from robocache import _C
 
+from bench_common import cpu_model, slug
+
 try:
     import torch
 except ImportError:
@@ -32,14 +33,6 @@ except ImportError:
 
 RESULTS = pathlib.Path(__file__).resolve().parent / "results"
 TARGET_US = 5.0
-
-
-def cpu_name():
-    try:
-        text = pathlib.Path("/proc/cpuinfo").read_text()
-        return re.search(r"model name\s*:\s*(.+)", text).group(1).strip()
-    except (OSError, AttributeError):
-        return platform.processor() or platform.machine()
 
 
 def summary(per_call_ns):
@@ -105,7 +98,7 @@ def main():
     print(f"binding overhead (robocache.resample, NumPy): {numpy_overhead:.2f} us "
           f"(target <= {TARGET_US} us: {'met' if numpy_overhead <= TARGET_US else 'NOT met'})")
 
-    cpu = cpu_name()
+    cpu = cpu_model()
     result = {
         "benchmark": "binding_overhead",
         "command": "python bench/bench_binding_overhead.py " + " ".join(sys.argv[1:]),
@@ -119,8 +112,7 @@ def main():
         "paths": rows,
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
-    slug = re.sub(r"[^A-Za-z0-9]+", "_", cpu).strip("_").lower()
-    path = RESULTS / f"binding_overhead_{slug}.json"
+    path = RESULTS / f"binding_overhead_{slug(cpu)}.json"
     path.write_text(json.dumps(result, indent=2) + "\n")
     print(f"wrote {path}")
 

@@ -46,7 +46,7 @@ import torch
 import torch._dynamo
 
 import robocache
-from bench_common import align_case_name
+from bench_common import align_case_name, slug
 
 L2_FACTOR = 3
 
@@ -364,7 +364,7 @@ def main():
         "results": results,
     }
     os.makedirs(args.out, exist_ok=True)
-    path = os.path.join(args.out, "gpu_align_" + re.sub(r"[^A-Za-z0-9]+", "_", name) + ".json")
+    path = os.path.join(args.out, f"gpu_align_{slug(name)}.json")
 
     def record(case, run):
         """Runs one case; the JSON is rewritten after every case, so a cut-short run keeps

@@ -6,11 +6,13 @@
  * stream (the stream synchronised between rounds), ROUNDS rounds; prints one
  * JSON object with the median host time per call in microseconds of:
  * cudaGetDevice, cudaDeviceGetAttribute (compute capability), cudaStreamIsCapturing,
- * an empty kernel launched by the library's rc_cuda_launch (with and without
- * the programmatic dependent launch attribute), two such launches, and a cudaMemsetAsync of
- * BYTES (default 8388608, the int32 128^3 grid of a voxelize COUNT call). */
+ * an empty kernel launched as the library launches its kernels (cudaLaunchKernelEx,
+ * with and without the programmatic dependent launch attribute), two such launches,
+ * and a cudaMemsetAsync of BYTES (default 8388608, the int32 128^3 grid of a
+ * voxelize COUNT call). Only the CUDA runtime is called: no robocache code. */
 #include "bench_cuda_check.h"
-#include "cuda/cuda_ctx.h"
+
+#include <cuda_runtime.h>
 
 #include <algorithm>
 #include <chrono>
@@ -25,9 +27,20 @@ __global__ void empty_kernel(int *p) {
   if (p && threadIdx.x == 1024) *p = 0; /* never true: keeps the parameter */
 }
 
-/* An empty kernel launched the way the library launches its kernels. */
+/* An empty kernel launched the way the library launches its kernels: by
+ * cudaLaunchKernelEx, as a programmatic dependent launch of the previous
+ * kernel on the stream when `pdl` (docs/cuda.md, "Chained calls"). */
 static cudaError_t launch(cudaStream_t st, bool pdl) {
-  return rc_cuda_launch(empty_kernel, 1, 32, st, pdl, (int *)nullptr);
+  cudaLaunchAttribute attr = {};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(1);
+  config.blockDim = dim3(32);
+  config.stream = st;
+  config.attrs = &attr;
+  config.numAttrs = pdl ? 1 : 0;
+  return cudaLaunchKernelEx(&config, empty_kernel, (int *)nullptr);
 }
 
 /* Median over ROUNDS of the host time per call of CALLS calls of f (us). */

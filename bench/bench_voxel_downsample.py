@@ -177,7 +177,7 @@ def main():
                          f"--repeat {args.repeat}",
               "rows": rows}
     Path(args.out).mkdir(parents=True, exist_ok=True)
-    path = Path(args.out) / f"voxel_downsample_cpu_{slug(cpu)[:40]}.json"
+    path = Path(args.out) / f"voxel_downsample_cpu_{slug(cpu)}.json"
     path.write_text(json.dumps(result, indent=2) + "\n")
     print(f"wrote {path}")
 

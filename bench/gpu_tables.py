@@ -39,7 +39,7 @@ def align_tables(path):
               f"{r['torch_eager']['median_us']:.1f} | {r['torch_compile']['median_us']:.1f} | "
               f"{r['speedup_vs_compile']:.2f}× | {floor} |")
     print()
-    # files from before session 14 have no copy of the floor's bytes
+    # files without the copy_same_bytes timing get no copy columns
     copy = all("copy_same_bytes" in r for r in d["results"])
     print("| case | ours µs | eager µs | compile µs | floor µs | % floor | x eager | x compile "
           "| wall µs |" + (" copy µs | x copy |" if copy else ""))
@@ -105,7 +105,7 @@ def python_table(path):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--align",
-                    default=os.path.join(RESULTS, "gpu_align_NVIDIA_H100_80GB_HBM3.json"))
+                    default=os.path.join(RESULTS, "gpu_align_nvidia-h100-80gb-hbm3.json"))
     ap.add_argument("--voxel",
                     default=os.path.join(RESULTS, "gpu_voxel_nvidia-h100-80gb-hbm3.json"))
     ap.add_argument("--python", default=os.path.join(RESULTS,

@@ -7,8 +7,6 @@
 #include <omp.h>
 #endif
 
-void rc_cuda_ctx_release(robocache_ctx *ctx); /* src/cuda, or the stub below */
-
 static _Thread_local robocache_ctx rc_default_ctx;
 static _Thread_local int rc_default_registered;
 
@@ -81,8 +79,3 @@ robocache_status robocache_ctx_set_sync_checks(robocache_ctx *ctx, int on) {
   rc_ctx(ctx)->no_sync_checks = on == 0;
   return ROBOCACHE_OK;
 }
-
-#ifndef ROBOCACHE_HAVE_CUDA
-void rc_cuda_ctx_release(robocache_ctx *ctx) { (void)ctx; }
-int robocache_has_cuda(void) { return 0; }
-#endif

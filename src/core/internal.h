@@ -34,6 +34,10 @@ robocache_ctx *rc_ctx(robocache_ctx *ctx);
  * OpenMP default (omp_get_max_threads); 1 in builds without OpenMP. */
 int rc_ctx_threads(robocache_ctx *ctx);
 
+/* Frees what ctx holds on the GPU (workspace, its event, the read-back
+ * buffer); src/cuda/context_cuda.cu, nothing in builds without CUDA. */
+void rc_cuda_ctx_release(robocache_ctx *ctx);
+
 /* Returns the status of expr from the calling function unless it is
  * ROBOCACHE_OK. */
 #define RC_TRY(expr)                                                                               \

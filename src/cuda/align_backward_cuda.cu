@@ -11,7 +11,7 @@
  * The gather reads every plan of row b once per block of 8 samples, so it
  * costs O(S * T / 8) plan reads per row: fine for training-step sizes, not
  * tuned for very long rows. */
-#include "cuda/align_host.h"
+#include "cuda/align_host_cuda.cuh"
 
 namespace {
 

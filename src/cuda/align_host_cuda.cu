@@ -1,6 +1,6 @@
 /* Host side of a CUDA align / resample call: descriptors, checked mode and
  * error reporting. See docs/cuda.md, "Data checks". */
-#include "cuda/align_host.h"
+#include "cuda/align_host_cuda.cuh"
 
 #include <stdlib.h>
 

@@ -10,7 +10,7 @@
 #define ROBOCACHE_CUDA_ALIGN_KERNELS_CUH
 
 #include "common/interp.h"
-#include "cuda/cuda_ctx.h"
+#include "cuda/context_cuda.cuh"
 
 /* Streams handled by one kernel launch (descriptors travel as kernel
  * parameters: no host-to-device copy, so calls can be captured in graphs).

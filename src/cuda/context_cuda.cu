@@ -1,6 +1,6 @@
 /* CUDA side of robocache_ctx: capability query, device selection, the device
  * workspace (growth and release) and CUDA error messages. */
-#include "cuda/cuda_ctx.h"
+#include "cuda/context_cuda.cuh"
 
 #include <string.h>
 

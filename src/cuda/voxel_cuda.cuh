@@ -11,7 +11,7 @@
 #ifndef ROBOCACHE_CUDA_VOXEL_CUDA_CUH
 #define ROBOCACHE_CUDA_VOXEL_CUDA_CUH
 
-#include "cuda/cuda_ctx.h"
+#include "cuda/context_cuda.cuh"
 
 /* voxel_problem.h is C11: its inline helpers may use `restrict`, which C++
  * spells __restrict__. */
@@ -198,11 +198,11 @@ robocache_status rc_voxel_cuda_enter(robocache_ctx *ctx, const rc_voxel_problem 
 robocache_status rc_voxel_cuda_end(robocache_ctx *ctx, const rc_voxel_problem *p, rc_voxel_call *c,
                                    robocache_status status);
 
-/* Dense COUNT, OCCUPANCY and MAX into p->out (voxel_atomic_cuda.cu): two or
+/* Dense COUNT, OCCUPANCY and MAX into p->out (voxelize_dense_count_max_cuda.cu): two or
  * three kernels on c->stream; in checked mode also zeroes and fills
  * c->counters (taken from the workspace). CUDA_ERROR when a launch fails. */
-robocache_status rc_voxel_dense_atomic_cuda(robocache_ctx *ctx, const rc_voxel_problem *p,
-                                            rc_voxel_call *c);
+robocache_status rc_voxelize_dense_count_max_cuda(robocache_ctx *ctx, const rc_voxel_problem *p,
+                                                  rc_voxel_call *c);
 
 /* Floats of each half of rc_voxel_chain_sums' shared buffer. */
 #define RC_CHAIN_STAGE 2048

@@ -191,16 +191,18 @@ static robocache_status check_valid(robocache_ctx *ctx, rc_align_problem *p,
   return ROBOCACHE_OK;
 }
 
-typedef robocache_status (*rc_backend_fn)(robocache_ctx *, const rc_align_problem *);
+static const rc_align_backends align_backends = {rc_align_ref, rc_align_cpu, rc_align_cuda};
+static const rc_align_backends backward_backends = {rc_align_backward_ref, rc_align_backward_cpu,
+                                                    rc_align_backward_cuda};
 
-/* CUDA tensors go to the CUDA backend (src/cuda, or src/ops/cuda_stubs.c);
- * CPU tensors are checked (rc_align_check_data), then go to the reference or
- * the optimised backend. */
-static robocache_status dispatch(robocache_ctx *ctx, const rc_align_problem *p, rc_backend_fn ref,
-                                 rc_backend_fn cpu, rc_backend_fn cuda) {
-  if (p->target_times.device_type != ROBOCACHE_DEVICE_CPU) return cuda(ctx, p);
+/* CUDA tensors go to the CUDA backend; CPU tensors are checked
+ * (rc_align_check_data), then go to the reference or the optimised
+ * backend. */
+static robocache_status dispatch(robocache_ctx *ctx, const rc_align_problem *p,
+                                 const rc_align_backends *b) {
+  if (p->target_times.device_type != ROBOCACHE_DEVICE_CPU) return b->cuda(ctx, p);
   RC_TRY(rc_align_check_data(ctx, p));
-  return rc_ctx(ctx)->force_reference ? ref(ctx, p) : cpu(ctx, p);
+  return rc_ctx(ctx)->force_reference ? b->ref(ctx, p) : b->cpu(ctx, p);
 }
 
 #define RC_ALIGN_STACK_STREAMS 16
@@ -224,7 +226,7 @@ robocache_status robocache_align(robocache_ctx *ctx, const robocache_stream *str
       build_problem(ctx, streams, num_streams, target_times, target_lengths, &p, views);
   if (s == ROBOCACHE_OK) s = check_out(ctx, &p, out, "out");
   if (s == ROBOCACHE_OK) s = check_valid(ctx, &p, valid, 0);
-  if (s == ROBOCACHE_OK) s = dispatch(ctx, &p, rc_align_ref, rc_align_cpu, rc_align_cuda);
+  if (s == ROBOCACHE_OK) s = dispatch(ctx, &p, &align_backends);
   if (views != few) free(views);
   return s;
 }
@@ -261,7 +263,7 @@ robocache_status robocache_resample(robocache_ctx *ctx, const robocache_tensor *
                       &p, &view));
   RC_TRY(check_out(ctx, &p, out, "out"));
   RC_TRY(check_valid(ctx, &p, valid, 1));
-  return dispatch(ctx, &p, rc_align_ref, rc_align_cpu, rc_align_cuda);
+  return dispatch(ctx, &p, &align_backends);
 }
 
 robocache_status robocache_resample_backward(robocache_ctx *ctx, const robocache_tensor *grad_out,
@@ -287,5 +289,5 @@ robocache_status robocache_resample_backward(robocache_ctx *ctx, const robocache
                     "float64, got %s and %s",
                     robocache_dtype_name((robocache_dtype)p.out.dtype),
                     robocache_dtype_name((robocache_dtype)view.values.dtype));
-  return dispatch(ctx, &p, rc_align_backward_ref, rc_align_backward_cpu, rc_align_backward_cuda);
+  return dispatch(ctx, &p, &backward_backends);
 }

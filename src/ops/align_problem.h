@@ -47,4 +47,13 @@ robocache_status rc_align_backward_ref(robocache_ctx *ctx, const rc_align_proble
 robocache_status rc_align_backward_cpu(robocache_ctx *ctx, const rc_align_problem *p);
 robocache_status rc_align_backward_cuda(robocache_ctx *ctx, const rc_align_problem *p);
 
+typedef robocache_status (*rc_align_fn)(robocache_ctx *ctx, const rc_align_problem *p);
+
+/* The backends of one operation (src/ops/align.c picks one per call): the
+ * reference (src/ref), the optimised CPU one (src/cpu) and the CUDA one
+ * (src/cuda; src/cuda/cuda_stubs.c in builds without CUDA). */
+typedef struct rc_align_backends {
+  rc_align_fn ref, cpu, cuda;
+} rc_align_backends;
+
 #endif

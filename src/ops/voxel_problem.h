@@ -60,6 +60,15 @@ robocache_status rc_voxel_downsample_ref(robocache_ctx *ctx, const rc_voxel_prob
 robocache_status rc_voxel_downsample_cpu(robocache_ctx *ctx, const rc_voxel_problem *p);
 robocache_status rc_voxel_downsample_cuda(robocache_ctx *ctx, const rc_voxel_problem *p);
 
+typedef robocache_status (*rc_voxel_fn)(robocache_ctx *ctx, const rc_voxel_problem *p);
+
+/* The backends of one operation (src/ops/voxelize.c picks one per call): the
+ * reference (src/ref), the optimised CPU one (src/cpu) and the CUDA one
+ * (src/cuda; src/cuda/cuda_stubs.c in builds without CUDA). */
+typedef struct rc_voxel_backends {
+  rc_voxel_fn ref, cpu, cuda;
+} rc_voxel_backends;
+
 /* INVALID_ARGUMENT naming the first failed check of host offsets off[0 ..
  * B] (stride s): off[0] == 0, non-decreasing, off[B] == N (src/ops/voxelize.c;
  * the CUDA backend calls it on offsets read back). */

@@ -156,19 +156,22 @@ static robocache_status build_problem(robocache_ctx *ctx, rc_voxel_op op,
   return ROBOCACHE_OK;
 }
 
-typedef robocache_status (*rc_voxel_fn)(robocache_ctx *, const rc_voxel_problem *);
+static const rc_voxel_backends dense_backends = {rc_voxelize_dense_ref, rc_voxelize_dense_cpu,
+                                                 rc_voxelize_dense_cuda};
+static const rc_voxel_backends hard_backends = {rc_voxelize_hard_ref, rc_voxelize_hard_cpu,
+                                                rc_voxelize_hard_cuda};
+static const rc_voxel_backends downsample_backends = {
+    rc_voxel_downsample_ref, rc_voxel_downsample_cpu, rc_voxel_downsample_cuda};
 
 /* Zeroes *stats (or a local record when NULL); CUDA tensors go to the CUDA
- * backend (src/cuda, or src/ops/cuda_stubs.c), CPU tensors to the reference
- * or the optimised backend. */
+ * backend, CPU tensors to the reference or the optimised backend. */
 static robocache_status dispatch(robocache_ctx *ctx, rc_voxel_problem *p,
-                                 robocache_voxel_stats *stats, rc_voxel_fn ref, rc_voxel_fn cpu,
-                                 rc_voxel_fn cuda) {
+                                 robocache_voxel_stats *stats, const rc_voxel_backends *b) {
   robocache_voxel_stats local;
   p->stats = stats ? stats : &local;
   memset(p->stats, 0, sizeof *p->stats);
-  if (p->points.device_type != ROBOCACHE_DEVICE_CPU) return cuda(ctx, p);
-  return rc_ctx(ctx)->force_reference ? ref(ctx, p) : cpu(ctx, p);
+  if (p->points.device_type != ROBOCACHE_DEVICE_CPU) return b->cuda(ctx, p);
+  return rc_ctx(ctx)->force_reference ? b->ref(ctx, p) : b->cpu(ctx, p);
 }
 
 robocache_status robocache_voxelize(robocache_ctx *ctx, const robocache_tensor *points,
@@ -195,8 +198,7 @@ robocache_status robocache_voxelize(robocache_ctx *ctx, const robocache_tensor *
   }
   const int64_t shape[5] = {p.B, p.F, p.keyer.grid[2], p.keyer.grid[1], p.keyer.grid[0]};
   RC_TRY(check_output(ctx, &p, out, "out [B,F,Z,Y,X]", 5, shape, dt_a, dt_b, &p.out));
-  return dispatch(ctx, &p, stats, rc_voxelize_dense_ref, rc_voxelize_dense_cpu,
-                  rc_voxelize_dense_cuda);
+  return dispatch(ctx, &p, stats, &dense_backends);
 }
 
 static robocache_status
@@ -228,8 +230,7 @@ voxelize_hard(robocache_ctx *ctx, int packed, const robocache_tensor *points,
                       &p.num_points));
   RC_TRY(check_output(ctx, &p, num_voxels, "num_voxels [B]", 1, bshape, ROBOCACHE_DTYPE_I32, -1,
                       &p.num_voxels));
-  robocache_status s =
-      dispatch(ctx, &p, stats, rc_voxelize_hard_ref, rc_voxelize_hard_cpu, rc_voxelize_hard_cuda);
+  robocache_status s = dispatch(ctx, &p, stats, &hard_backends);
   if (s == ROBOCACHE_OK && packed && p.B > 1 && p.points.device_type == ROBOCACHE_DEVICE_CPU)
     rc_voxel_hard_pack(&p);
   return s;
@@ -270,6 +271,5 @@ robocache_status robocache_voxel_downsample(robocache_ctx *ctx, const robocache_
                       &p.out_points));
   RC_TRY(check_output(ctx, &p, out_offsets, "out_offsets [B+1]", 1, fshape, ROBOCACHE_DTYPE_I64, -1,
                       &p.out_offsets));
-  return dispatch(ctx, &p, stats, rc_voxel_downsample_ref, rc_voxel_downsample_cpu,
-                  rc_voxel_downsample_cuda);
+  return dispatch(ctx, &p, stats, &downsample_backends);
 }

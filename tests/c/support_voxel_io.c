@@ -1,7 +1,7 @@
 /* Test helper: real point clouds as tensors (needs robocache_io). */
 #include "support_voxel.h"
 
-#include "io/pointcloud.h"
+#include "pointcloud.h"
 
 #include <stdio.h>
 

@@ -1,4 +1,4 @@
-/* Exact decimal -> int64 ns parsing (src/io/decimal.c): timestamps in decimal
+/* Exact decimal -> int64 ns parsing (src/io/text/decimal.c): timestamps in decimal
  * seconds must land on the exact nanosecond, which strtod cannot promise. */
 #include "support.h"
 

@@ -1,4 +1,4 @@
-/* Point-cloud readers (src/io/pointcloud.h) on the real files in
+/* Point-cloud readers (src/io/pointcloud/pointcloud.h) on the real files in
  * data/pointclouds (point counts and extents as computed with numpy in
  * data/README.md), on PCD / PLY files written here byte by byte, and on
  * broken files: truncated data, wrong headers, unsupported field types. */

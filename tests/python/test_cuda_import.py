@@ -1,11 +1,11 @@
 """The extension module and PyTorch in one process, in either import order.
 
 Runs everywhere; it matters where robocache._C holds the CUDA backend (the
-GPU machine's pytest runs test_cuda_*.py). Until session 20 that module
-exported the whole static core library, CUB's STB_GNU_UNIQUE template statics
-among them (they bind process-wide even under RTLD_LOCAL), and
-`import robocache` before `import torch` crashed PyTorch 2.11 (cu130) with a
-segmentation fault as it loaded. conftest.py imports torch first, so each
+GPU machine's pytest runs test_cuda_*.py). A module that exported the whole
+static core library, CUB's STB_GNU_UNIQUE template statics among them (they
+bind process-wide even under RTLD_LOCAL), made `import robocache` before
+`import torch` crash PyTorch 2.11 (cu130) with a segmentation fault as it
+loaded. conftest.py imports torch first, so each
 order runs in a fresh interpreter here."""
 
 import shutil

@@ -6,6 +6,7 @@ its format is opened, so a format's optional dependencies are needed only
 for that format.
 """
 
+import builtins
 import importlib
 import os
 
@@ -34,7 +35,7 @@ def _has(path, *names):
 
 
 def _detect_dir(path):
-    if _has(path, "meta", "info.json"):
+    if _has(path, os.path.join("meta", "info.json")):
         return "lerobot"
     if _has(path, "metadata.yaml"):
         return "rosbag2"
@@ -43,10 +44,12 @@ def _detect_dir(path):
         return "rlds"
     if any(e.endswith(".mcap") or e.endswith(".db3") for e in entries):
         return "rosbag2"
+    if any(e.startswith("episode_") and e.endswith(".hdf5") for e in entries):
+        return "aloha"
     raise DatasetError(
         f"{path}: is a directory that is no known dataset (LeRobot: meta/info.json; rosbag2: "
-        "metadata.yaml or *.mcap / *.db3; RLDS: dataset_info.json and *.tfrecord-*); give "
-        "format= to choose a reader")
+        "metadata.yaml or *.mcap / *.db3; RLDS: dataset_info.json and *.tfrecord-*; ALOHA: "
+        "episode_N.hdf5); give format= to choose a reader")
 
 
 def _detect_hdf5(path):
@@ -61,7 +64,7 @@ def detect(path):
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path}: no such file or directory")
     lower = path.lower()
-    with open(path, "rb") as f:
+    with builtins.open(path, "rb") as f:
         head = f.read(16)
     if head.startswith(b"\x89MCAP") or lower.endswith(".mcap") or lower.endswith(".db3"):
         return "rosbag2"

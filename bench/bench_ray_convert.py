@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""Throughput of `robocache convert` on Ray against the serial converter and
+a multiprocessing.Pool of it, by number of workers.
+
+Input: N recordings built by repetition from the real Husky fixtures (copies
+of data/robot/ros1/robot_localization_test1.bag and of the rosbag2 MCAP folder
+data/robot/ros2/robot_localization_test1_mcap, alternating; identical content,
+one episode each), converted to LeRobot v3.0 at 30 fps with the IMU, odometry
+pose and twist streams of tests/python/test_ray_convert.py.
+
+  serial   robocache.convert.convert(all inputs) -> one dataset
+  pool W   multiprocessing.Pool(W).map of convert([one input]) -> one dataset
+           per input (what a user would write; no merged dataset)
+  ray W    robocache.ray.convert(all inputs, num_workers=W) on a local Ray
+           started with num_cpus=W before timing (ray.init not timed)
+           -> one dataset, the same files as serial (checked every run)
+
+Reports per case median/p10/p90 seconds, episodes/s and MB/s (input bytes /
+median time), Ray's scaling efficiency (throughput at W / (W x at 1)) and its
+overhead over the pool at equal W (ray median / pool median - 1). Prints a
+table and writes bench/results/ray_convert_<cpu-model>.json.
+
+usage: python bench/bench_ray_convert.py [--workers 1 2 ...] [--recordings N]
+                                          [--repeats R] [--out FILE]
+"""
+import argparse
+import filecmp
+import json
+import multiprocessing
+import os
+import pathlib
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+from bench_common import cpu_model, slug
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+SOURCES = [ROOT / "data/robot/ros1/robot_localization_test1.bag",
+           ROOT / "data/robot/ros2/robot_localization_test1_mcap"]
+ODOM = "/husky_velocity_controller/odom"
+STREAMS = ["observation.imu=/imu/data/angular_velocity,/imu/data/linear_acceleration",
+           f"observation.state={ODOM}/pose", f"action={ODOM}/twist,method=previous"]
+FPS = 30
+
+
+def size_of(path):
+    p = pathlib.Path(path)
+    return sum(f.stat().st_size for f in p.rglob("*") if f.is_file()) if p.is_dir() \
+        else p.stat().st_size
+
+
+def make_inputs(folder, n):
+    out = []
+    for i in range(n):
+        src = SOURCES[i % 2]
+        dst = folder / f"rec{i:03d}{'.bag' if src.suffix == '.bag' else ''}"
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, dst)
+        out.append(str(dst))
+    return out
+
+
+def convert_one(args):
+    from robocache.convert import convert
+    path, out = args
+    convert([path], out, to="lerobot", fps=FPS, streams=STREAMS)
+
+
+def run_serial(inputs, out):
+    from robocache.convert import convert
+    convert(inputs, out, to="lerobot", fps=FPS, streams=STREAMS)
+
+
+def run_pool(inputs, out, workers):
+    os.makedirs(out)
+    with multiprocessing.get_context("spawn").Pool(workers) as pool:
+        pool.map(convert_one, [(p, f"{out}/{i}") for i, p in enumerate(inputs)], chunksize=1)
+
+
+def run_ray(inputs, out, workers):
+    import robocache.ray as rr
+    rr.convert(inputs, out, streams=STREAMS, fps=FPS, num_workers=workers)
+
+
+def same_dataset(a, b):
+    rels = sorted(str(p.relative_to(a)) for p in pathlib.Path(a).rglob("*") if p.is_file())
+    return all(filecmp.cmp(f"{a}/{r}", f"{b}/{r}", shallow=False) for r in rels)
+
+
+def timed(fn, tmp, repeats, check=None):
+    times = []
+    for r in range(repeats):
+        out = f"{tmp}/out{time.monotonic_ns()}"
+        t0 = time.perf_counter()
+        fn(out)
+        times.append(time.perf_counter() - t0)
+        if check is not None and not check(out):
+            sys.exit(f"{out}: differs from the serial dataset")
+        shutil.rmtree(out)
+        for f in pathlib.Path(tmp).glob("*.sync.json"):
+            f.unlink()
+    return times
+
+
+def summary(name, workers, times, episodes, mb):
+    med = float(np.median(times))
+    return {"case": name, "workers": workers, "median_s": med,
+            "p10_s": float(np.percentile(times, 10)), "p90_s": float(np.percentile(times, 90)),
+            "runs_s": times, "episodes_per_s": episodes / med, "mb_per_s": mb / med}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--recordings", type=int, default=8)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--out")
+    args = ap.parse_args()
+    import ray
+    import robocache
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix="bench_ray_convert_"))
+    inputs = make_inputs(tmp, args.recordings)
+    mb = sum(size_of(p) for p in inputs) / 1e6
+    reference = f"{tmp}/serial_reference"
+    run_serial(inputs, reference)
+    episodes = json.loads(pathlib.Path(f"{reference}/meta/info.json").read_text())[
+        "total_episodes"]
+    load = os.getloadavg()
+    rows = [summary("serial", 1, timed(lambda o: run_serial(inputs, o), tmp, args.repeats),
+                    episodes, mb)]
+    for w in args.workers:
+        rows.append(summary("pool", w, timed(lambda o: run_pool(inputs, o, w), tmp,
+                                             args.repeats), episodes, mb))
+        ray.init(num_cpus=w, log_to_driver=False, include_dashboard=False)
+        ctx = ray.data.DataContext.get_current()
+        ctx.enable_progress_bars = False
+        rows.append(summary("ray", w, timed(lambda o: run_ray(inputs, o, w), tmp, args.repeats,
+                                            lambda o: same_dataset(reference, o)),
+                            episodes, mb))
+        ray.shutdown()
+    base = next(r for r in rows if r["case"] == "ray" and r["workers"] == min(args.workers))
+    for r in rows:
+        if r["case"] == "ray":
+            r["scaling_efficiency"] = (r["episodes_per_s"] * base["workers"]
+                                       / (base["episodes_per_s"] * r["workers"]))
+            pool = next(p for p in rows if p["case"] == "pool" and p["workers"] == r["workers"])
+            r["overhead_vs_pool"] = r["median_s"] / pool["median_s"] - 1
+    print(f"{len(inputs)} recordings ({mb:.1f} MB, {episodes} episodes), "
+          f"{args.repeats} runs each, load average before: {load[0]:.1f}")
+    print(f"{'case':8s} {'W':>3s} {'median s':>9s} {'p10':>7s} {'p90':>7s} {'ep/s':>7s} "
+          f"{'MB/s':>7s} {'eff':>6s} {'vs pool':>8s}")
+    for r in rows:
+        eff = f"{r['scaling_efficiency']:.2f}" if "scaling_efficiency" in r else "-"
+        ovh = f"{100 * r['overhead_vs_pool']:+.0f}%" if "overhead_vs_pool" in r else "-"
+        print(f"{r['case']:8s} {r['workers']:3d} {r['median_s']:9.2f} {r['p10_s']:7.2f} "
+              f"{r['p90_s']:7.2f} {r['episodes_per_s']:7.2f} {r['mb_per_s']:7.2f} {eff:>6s} "
+              f"{ovh:>8s}")
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
+                            text=True).stdout.strip()
+    result = {"benchmark": "ray_convert", "device": cpu_model(), "cpus": os.cpu_count(),
+              "load_average_before": load, "python": platform.python_version(),
+              "ray": ray.__version__, "robocache": robocache.__version__,
+              "command": " ".join(["python"] + sys.argv), "commit": commit,
+              "inputs": {"recordings": len(inputs), "mb": mb, "episodes": episodes,
+                         "built_from": [str(s.relative_to(ROOT)) for s in SOURCES],
+                         "fps": FPS, "streams": STREAMS},
+              "ray_init_timed": False, "results": rows}
+    out = args.out or ROOT / "bench" / "results" / f"ray_convert_{slug(cpu_model())}.json"
+    pathlib.Path(out).write_text(json.dumps(result, indent=2) + "\n")
+    print(f"wrote {out}")
+    shutil.rmtree(tmp)
+
+
+if __name__ == "__main__":
+    main()

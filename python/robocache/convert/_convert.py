@@ -1,0 +1,285 @@
+"""robocache.convert.convert: recordings -> LeRobot v3.0 or robomimic HDF5."""
+
+import json
+import os
+import sys
+
+import numpy as np
+
+from .. import datasets as rd
+from . import _episode, _output
+from ._errors import ConvertError
+from ._spec import SpecError, parse_stream
+
+TARGETS = ("lerobot", "robomimic")
+INVALID = ("trim", "keep", "reject")
+DEFAULT_TASK = "convert"
+
+
+class Converted:
+    """One output episode: `where` (input file, episode, segment), `task`,
+    `features` (list of _episode.Feature), `values` float64 [T, sum D] (image
+    features: the source frame index), `frame_times` int64 [T] ns (the grid),
+    `valid_columns` (name -> bool [T], with invalid="keep"), `report` (dict)."""
+
+    __slots__ = ("where", "task", "features", "values", "frame_times", "valid_columns",
+                 "report")
+
+    def __init__(self, **kw):
+        for k, v in kw.items():
+            setattr(self, k, v)
+
+    @property
+    def length(self):
+        return int(self.frame_times.shape[0])
+
+    @property
+    def policies(self):
+        """feature -> its sources, kind, column names and resample options."""
+        return {f.name: {"sources": [s.name for s in f.series], "kind": f.kind,
+                         "names": f.names, "options": [dict(o) for o in f.options]}
+                for f in self.features}
+
+
+def _feature_valid(feats, valid):
+    out, k = {}, 0
+    for f in feats:
+        n = len(f.series)
+        out[f.name] = valid[:, k:k + n].all(axis=1)
+        k += n
+    return out
+
+
+def _apply_policy(frames, values, valid, feats, invalid, report):
+    """Returns (frames, values, valid_columns) after the invalid-frame policy,
+    or None when the episode is rejected (report["rejected"] says why)."""
+    ok = valid.all(axis=1)
+    bad = int(np.count_nonzero(~ok))
+    report["frames_invalid"] = bad
+    if invalid == "reject" and bad:
+        report["rejected"] = f"{bad} frame(s) where a stream has no valid sample"
+        return None
+    if invalid == "keep":
+        cols = {f"{name}.valid": v for name, v in _feature_valid(feats, valid).items()}
+        return frames, values, cols
+    if not ok.any():
+        report["rejected"] = "no frame where every stream has a valid sample"
+        return None
+    first = int(np.argmax(ok))
+    last = int(ok.shape[0] - np.argmax(ok[::-1]))
+    report["frames_trimmed"] = [first, int(ok.shape[0] - last)]
+    report["frames_invalid_inside"] = int(np.count_nonzero(~ok[first:last]))
+    return frames[first:last], values[first:last], {}
+
+
+def _episodes(inputs, specs, fps, options):
+    """Yields Converted or rejected-episode reports, input by input."""
+    for path in inputs:
+        rec = rd.open(path, order=options["order"])
+        for ep in rec.episodes:
+            where = f"{path}: episode {ep.index}"
+            feats = _episode.features_of(ep, specs, fps, where)
+            split_by = None
+            if options["split_by"] is not None:
+                split_by = ep[options["split_by"]] if options["split_by"] in ep.streams else None
+                if split_by is None:
+                    raise ConvertError(f"{where}: --split-by stream {options['split_by']!r} "
+                                       f"not found (streams: {', '.join(ep.streams)})")
+            reference = None
+            if options["reference"] is not None:
+                ref = ep.streams.get(options["reference"])
+                if ref is None:
+                    raise ConvertError(f"{where}: --reference stream {options['reference']!r} "
+                                       f"not found (streams: {', '.join(ep.streams)})")
+                reference = ref.times
+            spans = _episode.segments(feats, options["split_gap"], split_by)
+            if not spans:
+                raise ConvertError(f"{where}: the selected streams have no samples")
+            for seg, span in enumerate(spans):
+                w = where if len(spans) == 1 else f"{where}, segment {seg}"
+                yield _one(w, ep, feats, span, reference, fps, options)
+            for f in feats:
+                for s in f.series:
+                    s.release()
+
+
+def _one(where, ep, feats, span, reference, fps, options):
+    streams = _episode._streams(feats, span)
+    ref = None
+    if reference is not None:
+        i0, i1 = np.searchsorted(reference, span, side="left")
+        ref = reference[i0:i1]
+    frames = _episode.grid(streams, fps, options["span"], ref, where)
+    values, valid = _episode.align(streams, frames, options.get("device"))
+    report = {"episode": where, "frames_grid": int(frames.shape[0]),
+              "grid": "reference" if ref is not None else f"{fps} fps {options['span']}",
+              "start_ns": int(frames[0]) if frames.size else None,
+              "streams": _episode.sync_report(streams, frames, valid, fps)}
+    if ref is not None and frames.size:
+        nominal = frames[0] + np.round(np.arange(frames.shape[0]) * 1e9 / fps).astype(np.int64)
+        report["worst_reference_vs_timestamp_ms"] = float(np.abs(frames - nominal).max()) / 1e6
+    kept = _apply_policy(frames, values, valid, feats, options["invalid"], report)
+    if kept is None:
+        return report
+    frames, values, cols = kept
+    report["frames"] = int(frames.shape[0])
+    task = options["task"] or str(ep.meta.get("task") or DEFAULT_TASK)
+    return Converted(where=where, task=task, features=feats, values=values, frame_times=frames,
+                     valid_columns=cols, report=report)
+
+
+def convert(inputs, output, *, to, streams, fps=None, reference=None, span="overlap",
+            invalid="trim", split_gap=None, split_by=None, task=None, robot_type=None,
+            overwrite=False, order="error", masks=None, progress=False, log=None):
+    """Converts recordings to a training dataset on one frame grid.
+
+    inputs     list of paths robocache.datasets.open reads (each episode of each
+               input becomes one or more output episodes)
+    output     LeRobot v3.0 folder (to="lerobot") or robomimic HDF5 file
+               (to="robomimic"); refused if it exists unless overwrite=True
+    streams    list of "NAME=SOURCE[,SOURCE...][,KEY=VALUE...]" or StreamSpec
+    fps        target rate (frames per second); with reference=None the grid is
+               t_i = start + round(i * 1e9 / fps) ns over the streams' `span`
+               ("overlap" or "union"); with reference (a stream name) the
+               grid is that stream's frame times and fps defaults to the
+               rounded median rate of the reference
+    invalid    frames where a stream has no valid sample: "trim" (drop them at
+               the episode's edges), "keep" (write a bool column
+               "<feature>.valid"), "reject" (drop the episode)
+    split_gap  ns: split an episode where no selected stream has a sample for
+               longer than this; split_by: a stream whose value changes start
+               new episodes
+    masks      robomimic only: {"train": 0.9} style split fractions -> mask/
+    Returns the sync report (dict: "episodes" list, "rejected" list); also
+    written as OUTPUT.sync.json. Raises SpecError (usage), ConvertError (data),
+    OutputError (I/O), robocache.datasets.DatasetError (unreadable input).
+    robocache.ray.convert runs the same conversion on Ray.
+    """
+    specs, fps, options = plan(inputs, to=to, streams=streams, fps=fps, reference=reference,
+                               span=span, invalid=invalid, split_gap=split_gap,
+                               split_by=split_by, task=task, order=order)
+    _output.check_target(output, overwrite)
+    items = _progress(_episodes(inputs, specs, fps, options), progress)
+    if progress and log is not None:
+        log = items.write
+    return write(items, output, to=to, inputs=inputs, fps=fps, options=options,
+                 robot_type=robot_type, masks=masks, log=log)
+
+
+def plan(inputs, *, to, streams, fps=None, reference=None, span="overlap", invalid="trim",
+         split_gap=None, split_by=None, task=None, order="error"):
+    """Checks convert's arguments (SpecError naming the bad one) and returns
+    (specs: list of StreamSpec, fps, options: dict for episodes())."""
+    if to not in TARGETS:
+        raise SpecError(f"--to: {to!r} is not one of {', '.join(TARGETS)}")
+    if invalid not in INVALID:
+        raise SpecError(f"--invalid: {invalid!r} is not one of {', '.join(INVALID)}")
+    if span not in _episode.SPANS:
+        raise SpecError(f"--span: {span!r} is not overlap or union")
+    if not inputs:
+        raise SpecError("no input given")
+    specs = [parse_stream(s) if isinstance(s, str) else s for s in streams]
+    if not specs:
+        raise SpecError("give at least one --stream NAME=SOURCE")
+    if len({s.name for s in specs}) != len(specs):
+        raise SpecError("--stream: feature names must be unique")
+    if fps is None and reference is None:
+        raise SpecError("give --fps or --reference")
+    if fps is not None and not fps > 0:
+        raise SpecError(f"--fps must be positive, got {fps}")
+    if fps is None:
+        fps = _reference_fps(inputs[0], reference, order)
+    options = {"reference": reference, "span": span, "invalid": invalid, "split_gap": split_gap,
+               "split_by": split_by, "task": task, "order": order}
+    return specs, fps, options
+
+
+def episodes(inputs, specs, fps, options, device=None):
+    """The converted episodes of `inputs` in order: Converted, or the report
+    (dict with "rejected") of an episode the invalid policy dropped. device:
+    None (the CPU backend) or a torch device string ("cuda:0") to align on."""
+    return _episodes(inputs, specs, fps, dict(options, device=device))
+
+
+def write(items, output, *, to, inputs, fps, options, robot_type=None, masks=None, log=None):
+    """Writes converted episodes (`items`: Converted, LeRobot EpisodePart with
+    `report` and `policies`, or rejected reports) to a temporary output
+    renamed to `output` at the end, then OUTPUT.sync.json. Returns the report."""
+    tmp = _output.temporary(output, to == "lerobot")
+    writer = None
+    try:
+        writer = _writer(to, tmp, fps, robot_type, masks)
+        report = {"output": output, "to": to, "fps": fps, "episodes": [], "rejected": []}
+        policies = None
+        for conv in items:
+            if isinstance(conv, dict):
+                report["rejected"].append(conv)
+                _log(log, f"rejected {conv['episode']}: {conv['rejected']}")
+                continue
+            writer.write(conv)
+            policies = policies or conv.policies
+            report["episodes"].append(conv.report)
+            _log(log, _summary(conv.report))
+        if not report["episodes"]:
+            raise ConvertError("no episode was converted: "
+                               + "; ".join(f"{r['episode']}: {r['rejected']}"
+                                           for r in report["rejected"]))
+        writer.finish({"inputs": [str(p) for p in inputs], "fps": fps,
+                       "reference": options["reference"], "span": options["span"],
+                       "invalid": options["invalid"], "features": policies,
+                       "split_gap_ns": options["split_gap"], "split_by": options["split_by"]})
+        writer = None
+        _output.commit(tmp, output)
+    except BaseException:
+        if writer is not None:
+            writer.abort()
+        _output.discard(tmp)
+        raise
+    with open(output.rstrip("/") + ".sync.json", "w") as fh:
+        json.dump(report, fh, indent=2)
+    return report
+
+
+def _reference_fps(path, reference, order):
+    rec = rd.open(path, order=order)
+    ep = rec.episodes[0]
+    if reference not in ep.streams:
+        raise ConvertError(f"{path}: episode {ep.index}: --reference stream {reference!r} not "
+                           f"found (streams: {', '.join(ep.streams)})")
+    t = ep.streams[reference].times
+    if t.shape[0] < 2:
+        raise ConvertError(f"{path}: episode {ep.index}: the reference stream has "
+                           f"{t.shape[0]} frame(s); a frame grid needs at least 2")
+    return int(round(1e9 / float(np.median(np.diff(t)))))
+
+
+def _writer(to, tmp, fps, robot_type, masks):
+    if to == "lerobot":
+        from ._lerobot_writer import LeRobotWriter
+        return LeRobotWriter(tmp, fps, robot_type)
+    from ._robomimic_writer import RobomimicWriter
+    return RobomimicWriter(tmp, fps, masks)
+
+
+def _progress(it, enabled):
+    if not enabled:
+        return it
+    from tqdm import tqdm
+    return tqdm(it, desc="episodes", unit="ep", file=sys.stderr)
+
+
+def _log(log, line):
+    if log is not None:
+        log(line)
+
+
+def _summary(rep):
+    lines = [f"{rep['episode']}: {rep['frames']} frames ({rep['grid']}), "
+             f"{rep['frames_invalid']} with a stream not covered"]
+    for s in rep["streams"]:
+        rate = f"{s['rate_hz']:.3f} Hz" if "rate_hz" in s else "-"
+        jit = f"{s['jitter_ms']:.3f} ms" if "jitter_ms" in s else "-"
+        near = f", worst nearest {s['worst_nearest_ms']:.3f} ms" if "worst_nearest_ms" in s else ""
+        lines.append(f"  {s['stream']:48s} {s['method']:8s} {rate:>12s} jitter {jit:>10s} "
+                     f"gaps {s.get('gaps', 0):3d} uncovered {s['uncovered']}{near}")
+    return "\n".join(lines)

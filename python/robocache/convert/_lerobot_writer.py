@@ -1,0 +1,256 @@
+"""LeRobot v3.0 dataset writer (the layout LeRobotDataset(root=...) loads):
+
+  meta/info.json                       codebase_version "v3.0", fps, features, paths
+  meta/stats.json                      per feature min/max/mean/std/count/q01..q99
+  meta/tasks.parquet                   task_index, indexed by the task string
+  meta/episodes/chunk-000/file-000.parquet  one row per episode: length, tasks, data and
+                                       video file indices, from/to timestamps, stats/...
+  meta/robocache.json                  what was converted and how (policies per series)
+  data/chunk-CCC/file-FFF.parquet      one row per frame (new file past data_files_size_in_mb)
+  videos/<key>/chunk-CCC/file-FFF.mp4  image features, episodes back to back
+
+timestamp = frame_index / fps (float32), as LeRobot's check_timestamps_sync expects.
+"""
+
+import json
+import os
+
+import numpy as np
+
+from ..datasets._deps import require
+from . import _stats
+from ._video import VideoWriter
+
+CHUNKS_SIZE = 1000
+DATA_MB = 100
+VIDEO_MB = 500
+DATA_PATH = "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
+VIDEO_PATH = "videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.mp4"
+FRAMES_PER_DECODE = 64
+IMAGE_STATS_FRAMES = 100
+_INDEX_FEATURES = ("timestamp", "frame_index", "episode_index", "index", "task_index")
+
+
+def _pa():
+    return require("pyarrow", purpose="write LeRobot Parquet files")
+
+
+class EpisodePart:
+    """What one converted episode adds to a dataset, apart from its place in
+    it (indices, task index, video offsets): `where`, `task`, `length` (T),
+    `layout` ([(feature, kind, width)]), `features` (info.json entries of the
+    feature and valid columns, in order), `valid` (names of the bool
+    "<feature>.valid" columns), `columns` (name -> float32 [T, D] or bool [T];
+    vector and valid columns) and `stats` (name -> per-episode statistics of
+    those columns, robocache.convert._stats.of_array). Picklable."""
+
+    __slots__ = ("where", "task", "length", "layout", "features", "valid", "columns", "stats")
+
+    def __init__(self, **kw):
+        for k, v in kw.items():
+            setattr(self, k, v)
+
+
+def episode_part(ep):
+    """EpisodePart of a converted episode (image features: declared in
+    `features` and `layout`, written by LeRobotWriter from the episode)."""
+    layout = [(f.name, f.kind, f.cols.stop - f.cols.start) for f in ep.features]
+    feats, columns, stats = {}, {}, {}
+    for f in ep.features:
+        if f.kind == "image":
+            feats[f.name] = {"dtype": "video", "shape": None,
+                             "names": ["height", "width", "channels"]}
+            continue
+        feats[f.name] = {"dtype": "float32", "shape": [len(f.names)], "names": f.names}
+        x = ep.values[:, f.cols].astype(np.float32)
+        columns[f.name] = x
+        stats[f.name] = _stats.of_array(x)
+    for name, v in ep.valid_columns.items():
+        feats[name] = {"dtype": "bool", "shape": [1], "names": None}
+        columns[name] = v
+        stats[name] = _stats.of_array(v.reshape(-1, 1))
+    feats["timestamp"] = {"dtype": "float32", "shape": [1], "names": None}
+    for name in _INDEX_FEATURES[1:]:
+        feats[name] = {"dtype": "int64", "shape": [1], "names": None}
+    return EpisodePart(where=ep.where, task=ep.task, length=ep.length, layout=layout,
+                       features=feats, valid=list(ep.valid_columns), columns=columns,
+                       stats=stats)
+
+
+def _feature(ep, name):
+    return next(f for f in ep.features if f.name == name)
+
+
+class LeRobotWriter:
+    """write(ep) per converted episode, then finish(meta) once."""
+
+    def __init__(self, root, fps, robot_type=None):
+        self.pa = _pa()
+        import pyarrow.parquet as pq
+        self.pq = pq
+        self.root = root
+        self.fps = fps
+        self.robot_type = robot_type
+        self.features = None      # name -> info.json entry
+        self.layout = None        # [(name, kind, cols)] of the first episode
+        self.episodes = []        # rows of meta/episodes
+        self.stats = []           # per episode: feature -> stats
+        self.tasks = {}
+        self.frames = 0
+        self._data = None         # (writer, chunk, file)
+        self._data_pos = (0, 0)
+        self._videos = {}
+
+    def write(self, ep):
+        """ep: a converted episode (robocache.convert._convert.Converted), or
+        its EpisodePart (vector features only) computed elsewhere."""
+        part = ep if isinstance(ep, EpisodePart) else episode_part(ep)
+        if self.features is None:
+            self.features, self.layout = dict(part.features), part.layout
+        elif part.layout != self.layout:
+            raise ValueError(f"{part.where}: its features {part.layout} differ from the "
+                             f"first episode's {self.layout}")
+        index = len(self.episodes)
+        task = self.tasks.setdefault(part.task, len(self.tasks))
+        T = part.length
+        row = {"episode_index": index, "tasks": [part.task], "length": T}
+        ts = (np.arange(T, dtype=np.float64) / self.fps).astype(np.float32)
+        cols = {}
+        stats = {}
+        for name, kind, _ in part.layout:
+            if kind == "image":
+                row.update(self._write_video(_feature(ep, name), ep, stats))
+                continue
+            x = part.columns[name]
+            cols[name] = self.pa.FixedSizeListArray.from_arrays(
+                self.pa.array(x.reshape(-1)), x.shape[1])
+            stats[name] = part.stats[name]
+        for name in part.valid:
+            cols[name] = self.pa.array(part.columns[name])
+            stats[name] = part.stats[name]
+        frame_index = np.arange(T, dtype=np.int64)
+        index_cols = {"timestamp": ts, "frame_index": frame_index,
+                      "episode_index": np.full(T, index, np.int64),
+                      "index": frame_index + self.frames,
+                      "task_index": np.full(T, task, np.int64)}
+        for name, v in index_cols.items():
+            cols[name] = self.pa.array(v)
+            stats[name] = _stats.of_array(v.reshape(-1, 1))
+        chunk, file = self._write_data(self.pa.table(cols))
+        row.update({"data/chunk_index": chunk, "data/file_index": file,
+                    "dataset_from_index": self.frames, "dataset_to_index": self.frames + T})
+        self.frames += T
+        self.episodes.append(row)
+        self.stats.append(stats)
+
+    def _write_data(self, table):
+        if self._data is not None and os.path.getsize(self._data[3]) > DATA_MB * 2 ** 20:
+            self._close_data()
+        if self._data is None:
+            chunk, file = self._data_pos
+            path = os.path.join(self.root, DATA_PATH.format(chunk_index=chunk, file_index=file))
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            self._data = (self.pq.ParquetWriter(path, table.schema), chunk, file, path)
+        writer, chunk, file, _ = self._data
+        writer.write_table(table)
+        return chunk, file
+
+    def _close_data(self):
+        self._data[0].close()
+        chunk, file = self._data_pos
+        file += 1
+        if file == CHUNKS_SIZE:
+            chunk, file = chunk + 1, 0
+        self._data_pos = (chunk, file)
+        self._data = None
+
+    def _write_video(self, f, ep, stats):
+        v = self._videos.get(f.name)
+        if v is None:
+            path = os.path.join(self.root, VIDEO_PATH.format(video_key=f.name, chunk_index=0,
+                                                             file_index=0))
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            v = self._videos[f.name] = VideoWriter(path, self.fps)
+        series = f.series[0]
+        idx = np.rint(ep.values[:, f.cols.start]).astype(np.int64)
+        start = v.frames
+        pick = set(np.linspace(0, len(idx) - 1, min(IMAGE_STATS_FRAMES, len(idx))).astype(int))
+        sample = []
+        for w0 in range(0, len(idx), FRAMES_PER_DECODE):
+            frames = series.frames(idx[w0:w0 + FRAMES_PER_DECODE])
+            v.add(frames)
+            sample.extend(frames[i - w0] for i in range(w0, w0 + len(frames)) if i in pick)
+        imgs = np.stack(sample).transpose(0, 3, 1, 2) / 255.0
+        stats[f.name] = _stats.of_array(imgs)
+        prefix = f"videos/{f.name}/"
+        return {prefix + "chunk_index": 0, prefix + "file_index": 0,
+                prefix + "from_timestamp": start / self.fps,
+                prefix + "to_timestamp": v.frames / self.fps}
+
+    def finish(self, meta):
+        """Closes the files and writes meta/ (meta: dict for meta/robocache.json)."""
+        if self._data is not None:
+            self._data[0].close()
+        for name, v in self._videos.items():
+            v.close()
+            self.features[name]["shape"] = list(v.shape)
+            self.features[name]["info"] = v.info()
+        os.makedirs(os.path.join(self.root, "meta", "episodes", "chunk-000"), exist_ok=True)
+        self._write_episodes()
+        self._write_tasks()
+        names = list(self.features)
+        stats = {n: _stats.aggregate([s[n] for s in self.stats]) for n in names}
+        self._json("meta/stats.json", stats)
+        self._json("meta/info.json", self._info())
+        self._json("meta/robocache.json", meta)
+
+    def _info(self):
+        return {"codebase_version": "v3.0", "robot_type": self.robot_type,
+                "total_episodes": len(self.episodes), "total_frames": self.frames,
+                "total_tasks": len(self.tasks), "chunks_size": CHUNKS_SIZE,
+                "data_files_size_in_mb": DATA_MB, "video_files_size_in_mb": VIDEO_MB,
+                "fps": self.fps, "splits": {"train": f"0:{len(self.episodes)}"},
+                "data_path": DATA_PATH, "video_path": VIDEO_PATH if self._videos else None,
+                "features": self.features}
+
+    def _write_episodes(self):
+        rows = []
+        for row, stats in zip(self.episodes, self.stats):
+            row = dict(row)
+            for feat, st in stats.items():
+                for k, v in st.items():
+                    row[f"stats/{feat}/{k}"] = v
+            row["meta/episodes/chunk_index"] = 0
+            row["meta/episodes/file_index"] = 0
+            rows.append(row)
+        table = self.pa.Table.from_pylist(rows)
+        self.pq.write_table(table, os.path.join(self.root, "meta", "episodes", "chunk-000",
+                                                "file-000.parquet"))
+
+    def _write_tasks(self):
+        # pandas' own layout (what DataFrame.to_parquet writes for a frame indexed by
+        # task): LeRobot reads it with pandas.read_parquet.
+        tasks = sorted(self.tasks, key=self.tasks.get)
+        pandas_meta = {"index_columns": ["__index_level_0__"], "column_indexes": [],
+                       "columns": [{"name": "task_index", "field_name": "task_index",
+                                    "pandas_type": "int64", "numpy_type": "int64",
+                                    "metadata": None},
+                                   {"name": None, "field_name": "__index_level_0__",
+                                    "pandas_type": "unicode", "numpy_type": "object",
+                                    "metadata": None}],
+                       "attributes": {}, "creator": {"library": "robocache"}}
+        table = self.pa.table({"task_index": self.pa.array([self.tasks[t] for t in tasks],
+                                                           self.pa.int64()),
+                               "__index_level_0__": self.pa.array(tasks, self.pa.string())})
+        table = table.replace_schema_metadata({"pandas": json.dumps(pandas_meta)})
+        self.pq.write_table(table, os.path.join(self.root, "meta", "tasks.parquet"))
+
+    def _json(self, rel, obj):
+        with open(os.path.join(self.root, rel), "w") as fh:
+            json.dump(obj, fh, indent=4)
+
+    def abort(self):
+        if self._data is not None:
+            self._data[0].close()
+        for v in self._videos.values():
+            v.close()

@@ -1,0 +1,45 @@
+"""Feature statistics as LeRobot stores them (meta/stats.json and the
+stats/<feature>/<stat> columns of meta/episodes): min, max, mean, std
+(population), count and the quantiles q01, q10, q50, q90, q99, per column."""
+
+import numpy as np
+
+QUANTILES = (0.01, 0.10, 0.50, 0.90, 0.99)
+Q_NAMES = ("q01", "q10", "q50", "q90", "q99")
+
+
+def of_array(x):
+    """x [N, D] (or [N, C, H, W] for images, reduced over N, H, W) -> dict of
+    lists; float64 arithmetic."""
+    x = np.asarray(x, dtype=np.float64)
+    axes = (0,) if x.ndim <= 2 else (0, 2, 3)
+    keep = x.ndim > 2
+    out = {"min": x.min(axis=axes, keepdims=keep), "max": x.max(axis=axes, keepdims=keep),
+           "mean": x.mean(axis=axes, keepdims=keep), "std": x.std(axis=axes, keepdims=keep)}
+    qs = np.quantile(x, QUANTILES, axis=axes, keepdims=keep)
+    out = {k: (v[0] if keep else v) for k, v in out.items()}
+    for name, q in zip(Q_NAMES, qs):
+        out[name] = q[0] if keep else q
+    out = {k: np.asarray(v).tolist() for k, v in out.items()}
+    out["count"] = [int(x.shape[0])]
+    return out
+
+
+def aggregate(parts):
+    """Dataset statistics from per-episode ones: exact min, max, mean and
+    population std (parallel variance); quantiles the count-weighted mean of
+    the episodes' quantiles (as LeRobot's aggregate_stats)."""
+    n = np.array([p["count"][0] for p in parts], dtype=np.float64)
+    total = n.sum()
+    shape = (-1,) + (1,) * np.asarray(parts[0]["mean"]).ndim
+    w = (n / total).reshape(shape)
+    mean = np.stack([np.asarray(p["mean"]) for p in parts])
+    std = np.stack([np.asarray(p["std"]) for p in parts])
+    m = (w * mean).sum(axis=0)
+    var = (w * (std ** 2 + (mean - m) ** 2)).sum(axis=0)
+    out = {"min": np.min([p["min"] for p in parts], axis=0).tolist(),
+           "max": np.max([p["max"] for p in parts], axis=0).tolist(),
+           "mean": m.tolist(), "std": np.sqrt(var).tolist(), "count": [int(total)]}
+    for q in Q_NAMES:
+        out[q] = (w * np.stack([np.asarray(p[q]) for p in parts])).sum(axis=0).tolist()
+    return out

@@ -1,0 +1,22 @@
+"""robocache.ray: robocache convert on Ray Data (optional extra robocache[ray]).
+
+    import robocache.ray as rr
+    ds = rr.read_recordings(paths, streams=[...], fps=30, output="/data/out")
+    ds = ds.map_batches(rr.Align, fn_constructor_kwargs={"device": "auto"}, batch_size=1,
+                        num_gpus=1, concurrency=4)
+    rr.write_lerobot(ds, "/data/out")
+
+One recording is one unit of work (a shard): Align actors read and align it
+(robocache.convert's own code, on the GPU Ray gives them or the CPU backend)
+and compute its episodes' columns and statistics; write_lerobot's tasks write
+each shard (checksummed) beside the output, then the driver writes the LeRobot
+v3.0 dataset from the shards with robocache.convert's writer: the same files as
+a serial `robocache convert`. See docs/ray.md.
+"""
+
+from ._align import Align
+from ._convert import convert
+from ._read import read_recordings
+from ._write import write_lerobot
+
+__all__ = ["Align", "convert", "read_recordings", "write_lerobot"]

@@ -1,0 +1,41 @@
+"""robocache.ray.convert: `robocache convert --ray` (read_recordings ->
+Align actors -> write_lerobot) on a local Ray or a cluster."""
+
+from ..convert import _output
+from ._align import Align
+from ._deps import ray_data
+from ._read import read_recordings
+from ._write import write_lerobot
+
+
+def convert(inputs, output, *, streams, fps=None, reference=None, span="overlap",
+            invalid="trim", split_gap=None, split_by=None, task=None, robot_type=None,
+            overwrite=False, order="error", address=None, num_workers=None,
+            num_gpus_per_worker=0, log=None):
+    """robocache.convert.convert(..., to="lerobot") on Ray: the same dataset.
+
+    address              ray.init address when Ray is not initialised yet
+                         (None: a local Ray on all cores; "ray://head:10001")
+    num_workers          Align actors (default: the cluster's CPUs, or its
+                         GPUs / num_gpus_per_worker when that is > 0)
+    num_gpus_per_worker  GPUs per actor (e.g. 0.25); 0 runs the CPU backend
+    A rerun after an interruption skips the recordings whose shards are
+    complete. Errors as robocache.convert.convert, and ImportError naming
+    robocache[ray] when ray is missing.
+    """
+    ray_data()
+    import ray
+    _output.check_target(output, overwrite)
+    if not ray.is_initialized():
+        ray.init(address=address, log_to_driver=False)
+    if num_workers is None:
+        res = ray.cluster_resources()
+        num_workers = (int(res.get("GPU", 0) / num_gpus_per_worker) if num_gpus_per_worker
+                       else int(res.get("CPU", 1)))
+    ds = read_recordings(inputs, streams=streams, fps=fps, reference=reference, span=span,
+                         invalid=invalid, split_gap=split_gap, split_by=split_by, task=task,
+                         order=order, output=output)
+    ds = ds.map_batches(Align, fn_constructor_kwargs={"device": "auto"}, batch_size=1,
+                        batch_format="numpy", concurrency=max(1, num_workers),
+                        num_gpus=num_gpus_per_worker or None)
+    return write_lerobot(ds, output, overwrite=overwrite, robot_type=robot_type, log=log)

@@ -1,0 +1,62 @@
+"""read_recordings: the recordings to convert as a ray.data.Dataset, one row
+(one shard, one unit of work) per input."""
+
+import base64
+import json
+import os
+import pickle
+
+from ..convert._convert import plan
+from . import _shards
+from ._deps import ray_data
+
+
+def read_recordings(paths, *, streams, fps=None, reference=None, span="overlap",
+                    invalid="trim", split_gap=None, split_by=None, task=None, order="error",
+                    output=None):
+    """A ray.data.Dataset with one row per recording, in input order:
+    shard (int), num_shards (int), path (str), key (str, 16 hex digits:
+    input files' names, sizes, mtimes and the plan), plan (bytes: the checked
+    streams, fps and options of robocache.convert.convert, whose arguments
+    these are). Map it with robocache.ray.Align, then write_lerobot.
+
+    output  the dataset folder write_lerobot will write: recordings whose shard
+            is already complete in its staging folder (checksums verified) are
+            left out, so a rerun after an interruption converts only the rest;
+            the full shard list is kept there for write_lerobot.
+    Raises SpecError (bad arguments), ImportError naming robocache[ray].
+    """
+    data = ray_data()
+    paths = [str(p) for p in paths]
+    specs, fps, options = plan(paths, to="lerobot", streams=streams, fps=fps,
+                               reference=reference, span=span, invalid=invalid,
+                               split_gap=split_gap, split_by=split_by, task=task, order=order)
+    plan_bytes = pickle.dumps((specs, fps, options))
+    plan_text = repr((specs, fps, sorted(options.items())))
+    keys = [_shards.shard_key(p, plan_text) for p in paths]
+    rows = [{"shard": i, "num_shards": len(paths), "path": p, "key": k, "plan": plan_bytes}
+            for i, (p, k) in enumerate(zip(paths, keys))]
+    if output is not None:
+        root = _shards.staging(output)
+        os.makedirs(root, exist_ok=True)
+        _save_shard_list(root, paths, keys, plan_bytes)
+        rows = [r for r in rows if not _shards.is_complete(os.path.join(root, r["key"]))]
+    return data.from_items(rows, override_num_blocks=max(len(rows), 1))
+
+
+def _save_shard_list(root, paths, keys, plan_bytes):
+    tmp = os.path.join(root, "shards.json.tmp")
+    with open(tmp, "w") as fh:
+        json.dump({"paths": paths, "keys": keys, "plan": base64.b64encode(plan_bytes).decode()},
+                  fh)
+    os.replace(tmp, os.path.join(root, "shards.json"))
+
+
+def load_shard_list(root):
+    """(paths, keys, plan bytes) saved by read_recordings(output=...), or None."""
+    try:
+        with open(os.path.join(root, "shards.json")) as fh:
+            d = json.load(fh)
+        return d["paths"], d["keys"], base64.b64decode(d["plan"])
+    except (OSError, ValueError, KeyError):
+        return None

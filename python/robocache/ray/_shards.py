@@ -1,0 +1,135 @@
+"""Shard files: the converted episodes of one input recording, kept in a
+staging folder beside the output until the merge.
+
+    <parent>/.<output name>.shards/<key>/episodes.npz    the episodes' columns
+    <parent>/.<output name>.shards/<key>/episodes.json   parts' metadata, reports
+    <parent>/.<output name>.shards/<key>/manifest.json   SHA-256 of both, written last
+
+A shard is written under `<key>.partial-XXXX/` and renamed to `<key>/` once
+its manifest is on disk, so `<key>/` exists only complete. `key` hashes the
+input (path, and size and mtime of each file under it) and the conversion plan,
+so a changed input or plan never reuses an old shard.
+"""
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+
+import numpy as np
+
+from ..convert._errors import OutputError
+from ..convert._lerobot_writer import EpisodePart
+
+_PART_FIELDS = ("where", "task", "length", "layout", "features", "valid", "stats")
+
+
+def staging(output):
+    """The staging folder of `output`."""
+    out = os.path.abspath(output).rstrip("/")
+    return os.path.join(os.path.dirname(out), f".{os.path.basename(out)}.shards")
+
+
+def _files_of(path):
+    if os.path.isdir(path):
+        for base, _, names in sorted(os.walk(path)):
+            for n in sorted(names):
+                yield os.path.join(base, n)
+    else:
+        yield path
+
+
+def shard_key(path, plan_text):
+    """16 hex digits naming the shard of `path` under a plan (repr text)."""
+    h = hashlib.sha256(plan_text.encode())
+    h.update(os.path.abspath(path).encode())
+    for f in _files_of(path):
+        st = os.stat(f)
+        h.update(f"{os.path.relpath(f, path)}:{st.st_size}:{st.st_mtime_ns}".encode())
+    return h.hexdigest()[:16]
+
+
+def _sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def write_shard(root, key, items):
+    """Writes one shard (items: EpisodePart with `report` and `policies`, or
+    rejected-episode reports) unless a complete one exists. Returns its folder."""
+    final = os.path.join(root, key)
+    if is_complete(final):
+        return final
+    os.makedirs(root, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=f"{key}.partial-", dir=root)
+    try:
+        arrays, meta = {}, []
+        for i, it in enumerate(items):
+            if isinstance(it, dict):
+                meta.append({"rejected": it})
+                continue
+            m = {k: getattr(it, k) for k in _PART_FIELDS}
+            m.update(report=it.report, policies=it.policies, columns=list(it.columns))
+            meta.append(m)
+            for j, name in enumerate(it.columns):
+                arrays[f"{i}/{j}"] = it.columns[name]
+        np.savez(os.path.join(tmp, "episodes.npz"), **arrays)
+        with open(os.path.join(tmp, "episodes.json"), "w") as fh:
+            json.dump(meta, fh)
+        sums = {n: _sha256(os.path.join(tmp, n)) for n in ("episodes.npz", "episodes.json")}
+        with open(os.path.join(tmp, "manifest.json"), "w") as fh:
+            json.dump({"key": key, "sha256": sums}, fh)
+        if os.path.isdir(final):  # damaged (checksums fail): set it aside
+            old = tempfile.mkdtemp(prefix=f"{key}.damaged-", dir=root)
+            os.rename(final, os.path.join(old, key))
+            shutil.rmtree(old, ignore_errors=True)
+        try:
+            os.rename(tmp, final)
+        except OSError:
+            if not is_complete(final):  # else another attempt finished it first
+                raise
+    finally:
+        if os.path.isdir(tmp):
+            shutil.rmtree(tmp, ignore_errors=True)
+    return final
+
+
+def is_complete(folder):
+    """True when folder/manifest.json exists and both files match its SHA-256."""
+    try:
+        with open(os.path.join(folder, "manifest.json")) as fh:
+            sums = json.load(fh)["sha256"]
+        return all(_sha256(os.path.join(folder, n)) == s for n, s in sums.items())
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+def read_shard(folder):
+    """The shard's items in order: EpisodePart (with `report`, `policies`) or
+    rejected reports. OutputError when the shard is missing or damaged."""
+    if not is_complete(folder):
+        raise OutputError(f"{folder}: shard missing or its checksums do not match")
+    with open(os.path.join(folder, "episodes.json")) as fh:
+        meta = json.load(fh)
+    out = []
+    with np.load(os.path.join(folder, "episodes.npz")) as npz:
+        for i, m in enumerate(meta):
+            if "rejected" in m:
+                out.append(m["rejected"])
+                continue
+            cols = {name: npz[f"{i}/{j}"] for j, name in enumerate(m["columns"])}
+            part = StagedPart(columns=cols, report=m["report"], policies=m["policies"],
+                              **{k: m[k] for k in _PART_FIELDS})
+            part.layout = [tuple(x) for x in part.layout]
+            out.append(part)
+    return out
+
+
+class StagedPart(EpisodePart):
+    """An EpisodePart with the episode's sync `report` and feature `policies`."""
+
+    __slots__ = ("report", "policies")

@@ -1,0 +1,51 @@
+"""The one `robocache` command (python -m robocache.cli, the console script's
+entry point): one --help listing every subcommand, dataset info in Python,
+align / voxelize / text info forwarded to the C tool, and a clear error
+naming how to get the C tool when it is missing."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import HUSKY_BAG, ROOT
+
+C_TOOL = os.environ.get("ROBOCACHE_BIN", str(ROOT / "build" / "robocache"))
+has_c_tool = pytest.mark.skipif(not os.access(C_TOOL, os.X_OK),
+                                reason=f"C tool not built at {C_TOOL}")
+
+
+def robocache(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "robocache.cli", *map(str, args)],
+                          capture_output=True, text=True, env=env)
+
+
+def test_help_lists_every_command():
+    p = robocache("--help")
+    assert p.returncode == 0
+    for cmd in ("convert", "check", "info", "align", "voxelize"):
+        assert f"\n  {cmd} " in p.stdout
+    assert robocache().returncode == 2 and robocache("frobnicate").returncode == 2
+
+
+def test_info_of_a_bag_in_python():
+    p = robocache("info", HUSKY_BAG)
+    assert p.returncode == 0, p.stderr
+    assert "rosbag1" in p.stdout and "/husky_velocity_controller/odom/pose/orientation" in p.stdout
+
+
+@has_c_tool
+def test_c_commands_are_forwarded():
+    env = {**os.environ, "ROBOCACHE_BIN": C_TOOL}
+    p = robocache("align", "--help", env=env)
+    assert p.returncode == 0 and "robocache align" in p.stdout
+    p = robocache("info", ROOT / "data/sensors/euroc_V1_01_easy_imu0.csv", env=env)
+    assert p.returncode == 0 and "format euroc" in p.stdout and "29120 rows" in p.stdout
+
+
+def test_missing_c_tool_names_the_remedy(tmp_path):
+    env = {**os.environ, "ROBOCACHE_BIN": str(tmp_path / "nothing"), "PATH": str(tmp_path)}
+    p = robocache("voxelize", "--help", env=env)
+    assert p.returncode == 1
+    assert "make" in p.stderr and "ROBOCACHE_BIN" in p.stderr

@@ -1,0 +1,94 @@
+"""A recording larger than the process' address-space limit converts: image
+frames are read and written 64 at a time. A rosbag2 MCAP of raw 640x480 rgb8
+frames (frame i = the same random image rolled i columns) plus a 210 Hz IMU is
+written here, larger than an RLIMIT_AS set in the converting subprocess to
+the peak of converting a 30-frame bag plus 200 MB (the interpreter and its
+imports alone reserve most of that). The output's frames equal np.roll."""
+
+import os
+import shutil
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+
+S = 10**9
+H, W = 480, 640
+
+WRITE = r"""
+import sys
+import numpy as np
+from rosbags.rosbag2 import StoragePlugin, Writer
+from rosbags.typesys import Stores, get_typestore
+ts = get_typestore(Stores.ROS2_HUMBLE)
+Img, Imu = ts.types["sensor_msgs/msg/Image"], ts.types["sensor_msgs/msg/Imu"]
+Hd, T = ts.types["std_msgs/msg/Header"], ts.types["builtin_interfaces/msg/Time"]
+Q, V = ts.types["geometry_msgs/msg/Quaternion"], ts.types["geometry_msgs/msg/Vector3"]
+n, S, cov = int(sys.argv[2]), 10**9, np.zeros(9)
+base = np.random.default_rng(0).integers(0, 255, (480, 640, 3), dtype=np.uint8)
+with Writer(sys.argv[1], version=9, storage_plugin=StoragePlugin.MCAP) as w:
+    ci = w.add_connection("/cam", Img.__msgtype__, typestore=ts)
+    cu = w.add_connection("/imu", Imu.__msgtype__, typestore=ts)
+    for i in range(n):
+        t = S + i * S // 30
+        img = np.roll(base, i, axis=1).reshape(-1)
+        w.write(ci, t, ts.serialize_cdr(Img(Hd(T(t // S, t % S), "cam"), 480, 640, "rgb8", 0,
+                                            1920, img), Img.__msgtype__))
+        for k in range(7):
+            u = t + k * S // 210
+            w.write(cu, u, ts.serialize_cdr(Imu(Hd(T(u // S, u % S), "imu"), Q(0, 0, 0, 1), cov,
+                                                V(i, k, 0), cov, V(0, 0, 9.8), cov),
+                                            Imu.__msgtype__))
+"""
+
+CONVERT = r"""
+import resource, sys
+limit = int(sys.argv[3])
+if limit:
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+from robocache.convert import convert
+convert([sys.argv[1]], sys.argv[2], to="robomimic", reference="/cam", overwrite=True,
+        streams=["observation.imu=/imu/angular_velocity", "observation.cam=/cam",
+                 "action=/imu/linear_acceleration"])
+status = open("/proc/self/status").read()
+print(int(status.split("VmPeak:")[1].split()[0]) * 1024)
+"""
+
+
+def run(code, *args):
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    p = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True,
+                       text=True, env=env)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return p.stdout
+
+
+def bag_bytes(path):
+    return sum(f.stat().st_size for f in path.iterdir())
+
+
+def test_bag_larger_than_the_memory_limit(tmp_path):
+    small = tmp_path / "small"
+    run(WRITE, small, 30)
+    floor = int(run(CONVERT, small, tmp_path / "small.hdf5", 0).split()[-1])
+    limit = floor + 200 * 2**20
+    frames = int(1.1 * limit / (H * W * 3)) + 1
+    big = tmp_path / "big"
+    out = tmp_path / "big.hdf5"
+    try:
+        run(WRITE, big, frames)
+        assert bag_bytes(big) > limit
+        run(CONVERT, big, out, limit)
+        base = np.random.default_rng(0).integers(0, 255, (H, W, 3), dtype=np.uint8)
+        with h5py.File(out, "r") as f:
+            cam = f["data/demo_0/obs/cam"]
+            assert cam.shape == (frames, H, W, 3)
+            for i in (0, frames // 2, frames - 1):
+                np.testing.assert_array_equal(cam[i], np.roll(base, i, axis=1))
+            imu = f["data/demo_0/obs/imu"][()]
+            np.testing.assert_array_equal(imu[:, 0], np.arange(frames))  # V(i, 0, 0) at t
+    finally:
+        shutil.rmtree(big, ignore_errors=True)
+        if out.exists():
+            out.unlink()
