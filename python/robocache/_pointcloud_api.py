@@ -24,7 +24,7 @@ def read_point_cloud(path, *, bin_columns=None, return_info=False):
     With return_info=True, returns (points, info): info = dict(names=column
     names, format ("bin", "pcd binary_compressed", "ply ascii", ...),
     points_in_file, dropped_nonfinite, width, height (PCD WIDTH / HEIGHT;
-    else n, 1)).
+    else points_in_file, 1)).
     Raises OSError (the file cannot be opened or read), ValueError (a
     malformed, truncated or unsupported file, naming the file and what is
     wrong; bin_columns out of range).

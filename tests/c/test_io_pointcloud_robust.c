@@ -9,6 +9,7 @@
 
 #include "pointcloud.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,6 +119,21 @@ static void test_bin_size_lists_column_counts_that_fit(void **state) {
   read_fails(path, 3, needle);
 }
 
+/* WIDTH x HEIGHT of a .bin is its rows, those with NaN x, y, z included (as
+ * for PCD and PLY). */
+static void test_bin_width_counts_dropped_rows(void **state) {
+  rct_tmpdir *dir = *state;
+  const float pts[8] = {1, 2, 3, 4, NAN, 6, 7, 8};
+  rc_pointcloud pc;
+  rc_io_err err = {0};
+  const char *path = write_file(dir, "nan.bin", "", pts, sizeof pts);
+  assert_int_equal(rc_pointcloud_read(path, RC_PC_FORMAT_AUTO, 0, &pc, &err), ROBOCACHE_OK);
+  assert_int_equal(pc.n, 1);
+  assert_int_equal(pc.points_in_file, 2);
+  assert_int_equal(pc.width * pc.height, 2);
+  rc_pointcloud_free(&pc);
+}
+
 static void test_unknown_extension_needs_a_column_count(void **state) {
   rct_tmpdir *dir = *state;
   const float pts[8] = {1, 2, 3, 4, 5, 6, 7, 8};
@@ -141,6 +157,8 @@ int main(void) {
                                       rct_tmpdir_teardown),
 #endif
       cmocka_unit_test_setup_teardown(test_bin_size_lists_column_counts_that_fit, rct_tmpdir_setup,
+                                      rct_tmpdir_teardown),
+      cmocka_unit_test_setup_teardown(test_bin_width_counts_dropped_rows, rct_tmpdir_setup,
                                       rct_tmpdir_teardown),
       cmocka_unit_test_setup_teardown(test_unknown_extension_needs_a_column_count, rct_tmpdir_setup,
                                       rct_tmpdir_teardown),

@@ -64,7 +64,7 @@ static robocache_status read_bin(const char *path, int32_t cols, rc_pointcloud *
   }
   snprintf(pc->format, sizeof pc->format, "bin");
   rc_pc_drop_nonfinite(pc, (int64_t)(len / row));
-  pc->width = pc->n;
+  pc->width = pc->points_in_file;
   pc->height = 1;
   return ROBOCACHE_OK;
 }

@@ -43,7 +43,7 @@ typedef struct rc_pointcloud {
   char names[RC_PC_MAX_COLS][RC_PC_NAME_LEN]; /* column names */
   int64_t points_in_file;                     /* n + dropped_nonfinite */
   int64_t dropped_nonfinite;                  /* x, y or z NaN or infinite */
-  int64_t width, height;                      /* PCD WIDTH/HEIGHT; else n, 1 */
+  int64_t width, height;                      /* PCD WIDTH/HEIGHT; else points_in_file, 1 */
   char format[32]; /* "bin", "pcd ascii", "pcd binary", "pcd binary_compressed",
                       "ply ascii", "ply binary_little_endian" */
 } rc_pointcloud;
