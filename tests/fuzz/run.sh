@@ -20,8 +20,13 @@ list=$build/tests/fuzz/targets.txt
 [ -s "$list" ] || { echo "run.sh: no fuzz targets listed in $list" >&2; exit 1; }
 export here build seconds
 # The targets write each input to a file: in memory (/dev/shm) that is some
-# fifty times faster than on a disk.
-if [ -d /dev/shm ] && [ -w /dev/shm ]; then export TMPDIR=/dev/shm; fi
+# fifty times faster than on a disk. A target that crashes leaves its file:
+# all go in one folder, removed at the end.
+shm=/dev/shm
+[ -d $shm ] && [ -w $shm ] || shm=${TMPDIR:-/tmp}
+TMPDIR=$(mktemp -d "$shm/robocache-fuzz.XXXXXX")
+export TMPDIR
+trap 'rm -rf "$TMPDIR"' EXIT
 
 run_one() {
   local target=$1 name=${1#fuzz_}
