@@ -7,6 +7,9 @@
 #include "robocache.h"
 #include "source_spec.h"
 
+/* Most targets a --rate grid may have (a larger grid is a mistaken rate). */
+#define RC_CLI_MAX_TARGETS 100000000
+
 typedef struct align_job {
   /* from the command line */
   rc_cli_source *src; /* [K] --stream */

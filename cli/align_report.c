@@ -13,7 +13,8 @@ static void span_text(const rc_cli_timing *t, char *buf, size_t len) {
   char a[32], b[32];
   rc_cli_format_ns(t->first_ns, a, sizeof a);
   rc_cli_format_ns(t->last_ns, b, sizeof b);
-  snprintf(buf, len, "%s .. %s s (%.3f s)", a, b, (double)(t->last_ns - t->first_ns) * 1e-9);
+  snprintf(buf, len, "%s .. %s s (%.3f s)", a, b,
+           ((double)t->last_ns - (double)t->first_ns) * 1e-9);
 }
 
 void rc_align_report(const align_job *job) {

@@ -5,6 +5,7 @@
 #include "timing.h"
 #include "util.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,11 +17,27 @@ static int uniform_grid(robocache_ctx *ctx, align_job *job) {
     rc_cli_error("align", "%s", robocache_ctx_error_message(ctx));
     return rc_cli_exit_code(s);
   }
+  const char *span = job->span == ROBOCACHE_SPAN_UNION ? "union" : "overlap";
+  const double span_s = ((double)end - (double)start) * 1e-9, step_ns = 1e9 / job->rate_hz;
+  if (step_ns < 1 || step_ns > (double)INT64_MAX) { /* checked in double: no overflow */
+    rc_cli_error("align",
+                 "--rate %g Hz: a step of %g ns is outside 1 ns .. the int64 ns range (rates "
+                 "from 1.1e-10 to 1e9 Hz)",
+                 job->rate_hz, step_ns);
+    return RC_EXIT_USAGE;
+  }
+  const double targets = floor(span_s * job->rate_hz) + 1;
+  if (targets > RC_CLI_MAX_TARGETS) {
+    rc_cli_error("align",
+                 "--rate %g Hz over the %s of the streams (%.3f s) would take %.0f targets; "
+                 "at most %d are allowed (lower --rate, or give --target-file)",
+                 job->rate_hz, span, span_s, targets, RC_CLI_MAX_TARGETS);
+    return RC_EXIT_DATA;
+  }
   job->T = robocache_uniform_grid_count(start, end, job->rate_hz);
-  if (job->T < 1 || job->T > ((int64_t)1 << 31)) {
+  if (job->T < 1 || job->T > RC_CLI_MAX_TARGETS) {
     rc_cli_error("align", "--rate %g Hz gives %lld targets over the %s of the streams",
-                 job->rate_hz, (long long)job->T,
-                 job->span == ROBOCACHE_SPAN_UNION ? "union" : "overlap");
+                 job->rate_hz, (long long)job->T, span);
     return RC_EXIT_DATA;
   }
   job->target = malloc((size_t)job->T * sizeof *job->target);
@@ -31,7 +48,7 @@ static int uniform_grid(robocache_ctx *ctx, align_job *job) {
     return rc_cli_exit_code(s);
   }
   snprintf(job->target_desc, sizeof job->target_desc, "uniform %g Hz over the %s of the streams",
-           job->rate_hz, job->span == ROBOCACHE_SPAN_UNION ? "union" : "overlap");
+           job->rate_hz, span);
   return RC_EXIT_OK;
 }
 

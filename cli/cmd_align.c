@@ -1,6 +1,7 @@
 /* robocache align — several recordings onto one time grid, written to HDF5. */
 #define _GNU_SOURCE
 #include "align_job.h"
+#include "atomic_file.h"
 #include "commands.h"
 #include "util.h"
 #ifdef ROBOCACHE_HAVE_HDF5
@@ -37,6 +38,7 @@ static const char rc_align_help[] =
     "  columns=A:B:C           value columns by name or 0-based index (default all)\n"
     "  time-column=C           time column (default column 0)\n"
     "  time-unit=ns|us|ms|s|auto  unit of the time column (csv/timestamps)\n"
+    "  nonfinite=error|drop    NaN/inf values: an error (default) or drop the row\n"
     "  method=linear|nearest|previous|next|slerp  (default linear)\n"
     "  extrapolate=clamp|fill|extrapolate|error    outside the stream (default clamp)\n"
     "  fill=VALUE              value written by extrapolate=fill (default nan)\n"
@@ -109,11 +111,14 @@ static int parse_args(int argc, char **argv, align_job *job, int *help) {
       targets++;
       break;
     case 'o': job->output = optarg; break;
-    case 'j':
-      job->threads = (int)strtol(optarg, &end, 10);
-      if (end == optarg || *end || job->threads < 0)
-        code = rc_cli_usage_error("align", "--threads '%s': expected a count >= 0", optarg);
+    case 'j': {
+      long n = strtol(optarg, &end, 10);
+      if (end == optarg || *end || n < 0 || n > RC_CLI_MAX_THREADS)
+        code = rc_cli_usage_error("align", "--threads '%s': expected 0..%d", optarg,
+                                  RC_CLI_MAX_THREADS);
+      job->threads = (int)n;
       break;
+    }
     case 'q': job->quiet = 1; break;
     case 'h': *help = 1; return RC_EXIT_OK;
     case ':':
@@ -156,6 +161,19 @@ static int load_streams(align_job *job) {
                    job->src[k].name, job->src[k].read.path, rc_io_format_name(tab->format));
       return RC_EXIT_DATA;
     }
+    int64_t shifted[2], off = job->src[k].options.time_offset_ns;
+    if (__builtin_add_overflow(tab->times_ns[0], off, &shifted[0]) ||
+        __builtin_add_overflow(tab->times_ns[tab->rows - 1], off, &shifted[1])) {
+      rc_cli_error("align",
+                   "stream '%s': offset %lld ns moves its times (%lld .. %lld ns) outside the "
+                   "int64 nanosecond range",
+                   job->src[k].name, (long long)off, (long long)tab->times_ns[0],
+                   (long long)tab->times_ns[tab->rows - 1]);
+      return RC_EXIT_DATA;
+    }
+    if (tab->dropped_nonfinite > 0 && !job->quiet)
+      fprintf(stderr, "robocache align: stream '%s': %lld rows with non-finite values dropped\n",
+              job->src[k].name, (long long)tab->dropped_nonfinite);
     int64_t *vs = job->shapes[2 * k], *ts = job->shapes[2 * k + 1];
     vs[0] = 1, vs[1] = tab->rows, vs[2] = tab->cols;
     ts[0] = 1, ts[1] = tab->rows;
@@ -232,8 +250,22 @@ static void free_job(align_job *job) {
   free(job->command_line);
 }
 
+/* -o must not be an input, nor anything but a regular file. */
+static int check_output(const align_job *job) {
+  const char **inputs = calloc((size_t)job->K + 1, sizeof *inputs);
+  if (!inputs) return rc_cli_exit_code(ROBOCACHE_OUT_OF_MEMORY);
+  for (int32_t k = 0; k < job->K; k++) inputs[k] = job->src[k].read.path;
+  inputs[job->K] = job->target_file.read.path;
+  rc_io_err err = {0};
+  robocache_status s = rc_io_check_output(job->output, inputs, job->K + 1, &err);
+  free(inputs);
+  if (s != ROBOCACHE_OK) rc_cli_error("align", "%s", err.msg);
+  return rc_cli_exit_code(s);
+}
+
 static int run(align_job *job, robocache_ctx *ctx) {
-  int code = load_streams(job);
+  int code = job->output ? check_output(job) : RC_EXIT_OK;
+  if (code == RC_EXIT_OK) code = load_streams(job);
   if (code == RC_EXIT_OK) code = rc_align_make_target(ctx, job);
   if (code == RC_EXIT_OK) code = run_align(ctx, job);
   if (code == RC_EXIT_OK && !job->quiet) rc_align_report(job);

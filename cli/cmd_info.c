@@ -42,7 +42,8 @@ static void print_timing(const int64_t *t, const int64_t *lines, int64_t n) {
   if (rc_cli_timing_compute(t, n, &tm) < 0) return;
   rc_cli_format_ns(tm.first_ns, a, sizeof a);
   rc_cli_format_ns(tm.last_ns, b, sizeof b);
-  printf("  time span    %s .. %s s (%.6f s)\n", a, b, (double)(tm.last_ns - tm.first_ns) * 1e-9);
+  printf("  time span    %s .. %s s (%.6f s)\n", a, b,
+         ((double)tm.last_ns - (double)tm.first_ns) * 1e-9);
   if (n < 2) return;
   printf("  rate         %.3f Hz median (dt %.6f ms); jitter %.6f ms (std of dt); "
          "dt min %.6f ms, max %.6f ms\n",
@@ -70,16 +71,22 @@ static int info_text(const char *path, rc_io_read_spec spec) {
   rc_io_table tab;
   rc_io_err err = {0};
   spec.path = path;
+  spec.nonfinite = RC_IO_NONFINITE_DROP; /* counted and shown */
   robocache_status s = rc_io_read(&spec, &tab, &err);
   if (s != ROBOCACHE_OK) {
     rc_cli_error("info", "%s", err.msg);
   } else {
-    printf("%s: format %s, 1 stream, %lld rows, %d value columns\n", path,
+    printf("%s: format %s, 1 stream, %lld rows, %d value columns", path,
            rc_io_format_name(tab.format), (long long)tab.rows, (int)tab.cols);
-    printf("  time column  '%s' (%s)\n", tab.time_name, rc_io_time_unit_name(tab.time_unit));
+    if (tab.dropped_nonfinite)
+      printf(" (%lld rows with NaN or infinite values left out)", (long long)tab.dropped_nonfinite);
+    char e[1024];
+    printf("\n  time column  '%s' (%s)\n", rc_cli_escape(tab.time_name, e, sizeof e),
+           rc_io_time_unit_name(tab.time_unit));
     if (tab.cols > 0) {
       printf("  columns     ");
-      for (int32_t j = 0; j < tab.cols; j++) printf(" '%s'", tab.names[j]);
+      for (int32_t j = 0; j < tab.cols; j++)
+        printf(" '%s'", rc_cli_escape(tab.names[j], e, sizeof e));
       printf("\n");
     }
     print_timing(tab.times_ns, tab.lines, tab.rows);
@@ -90,23 +97,32 @@ static int info_text(const char *path, rc_io_read_spec spec) {
 
 static int info_hdf5(const char *path) {
 #ifdef ROBOCACHE_HAVE_HDF5
-  char *layout = rc_io_read_hdf5_layout(path);
+  char *layout;
+  rc_io_err err = {0};
+  robocache_status s = rc_io_read_hdf5_layout(path, &layout, &err);
+  if (s != ROBOCACHE_OK) {
+    rc_cli_error("info", "%s", err.msg);
+    return rc_cli_exit_code(s);
+  }
   const int voxels = layout && strcmp(layout, RC_IO_VOXEL_LAYOUT) == 0;
   free(layout);
   if (voxels) return rc_cli_voxel_file_info(path);
   rc_io_h5_summary sum;
-  rc_io_err err = {0};
-  robocache_status s = rc_io_read_hdf5_summary(path, &sum, &err);
+  s = rc_io_read_hdf5_summary(path, &sum, &err);
   if (s != ROBOCACHE_OK) {
     rc_cli_error("info", "%s", err.msg);
   } else {
+    char v[256];
     printf("%s: format hdf5 (robocache %s align output), %d streams, %lld rows\n", path,
-           sum.version ? sum.version : "?", (int)sum.K, (long long)sum.T);
-    printf("  target       %s\n", sum.target ? sum.target : "?");
+           sum.version ? rc_cli_escape(sum.version, v, sizeof v) : "?", (int)sum.K,
+           (long long)sum.T);
+    char t[1024];
+    printf("  target       %s\n", sum.target ? rc_cli_escape(sum.target, t, sizeof t) : "?");
+    char e[1024];
     for (int32_t k = 0; k < sum.K; k++)
-      printf("  stream %-12s obs [%lld, %lld] float32, valid %lld / %lld\n", sum.names[k],
-             (long long)sum.T, (long long)sum.cols[k], (long long)sum.valid_count[k],
-             (long long)sum.T);
+      printf("  stream %-12s obs [%lld, %lld] float32, valid %lld / %lld\n",
+             rc_cli_escape(sum.names[k], e, sizeof e), (long long)sum.T, (long long)sum.cols[k],
+             (long long)sum.valid_count[k], (long long)sum.T);
     print_timing(sum.timestamps_ns, NULL, sum.T);
   }
   rc_io_h5_summary_free(&sum);
@@ -121,16 +137,9 @@ static int info_file(const char *path, const rc_io_read_spec *spec) {
   int format = spec->format;
   if (format == RC_IO_FORMAT_AUTO && rc_pointcloud_is_file(path))
     return rc_cli_pointcloud_info(path);
-  if (format == RC_IO_FORMAT_AUTO) {
-    rc_io_err err = {0};
-    robocache_status s = rc_io_detect_format(path, &format, &err);
-    if (s != ROBOCACHE_OK) {
-      rc_cli_error("info", "%s", err.msg);
-      return rc_cli_exit_code(s);
-    }
-  }
+  if (format == RC_IO_FORMAT_AUTO && rc_io_is_hdf5(path)) format = RC_IO_FORMAT_HDF5;
   if (format == RC_IO_FORMAT_HDF5) return info_hdf5(path);
-  rc_io_read_spec one = *spec;
+  rc_io_read_spec one = *spec; /* text formats are detected from the file read once */
   one.format = format;
   return info_text(path, one);
 }

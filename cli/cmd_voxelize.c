@@ -1,6 +1,7 @@
 /* robocache voxelize — point-cloud files to dense grids, hard voxels or a
  * downsampled cloud (DESIGN §1.3), written as HDF5 or .npy. */
 #define _GNU_SOURCE
+#include "atomic_file.h"
 #include "commands.h"
 #include "pointcloud.h"
 #include "util.h"
@@ -138,8 +139,9 @@ static int parse_args(int argc, char **argv, vox_args *a) {
       a->columns = (int32_t)v;
       break;
     case 't':
-      if (parse_long(optarg, 0, 4096, &v))
-        return rc_cli_usage_error(cmd, "--threads '%s': expected 0..4096", optarg);
+      if (parse_long(optarg, 0, RC_CLI_MAX_THREADS, &v))
+        return rc_cli_usage_error(cmd, "--threads '%s': expected 0..%d", optarg,
+                                  RC_CLI_MAX_THREADS);
       a->threads = (int)v;
       break;
     case OPT_REPEAT:
@@ -217,6 +219,12 @@ int rc_cmd_voxelize(int argc, char **argv) {
   vox_args a = {0};
   int code = parse_args(argc, argv, &a);
   if (code) return code < 0 ? RC_EXIT_OK : code;
+  rc_io_err err = {0};
+  if (a.output && rc_io_check_output(a.output, (const char *const *)argv + optind, argc - optind,
+                                     &err) != ROBOCACHE_OK) {
+    rc_cli_error("voxelize", "%s", err.msg);
+    return RC_EXIT_IO;
+  }
   rc_cli_batch batch;
   code = rc_cli_batch_read(argc - optind, argv + optind, a.columns, &batch);
   if (code) return code;

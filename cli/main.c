@@ -1,5 +1,6 @@
 /* robocache — command-line tool: dispatches to the subcommands. */
 #define _GNU_SOURCE
+#include "atomic_file.h"
 #include "commands.h"
 #include "robocache.h"
 
@@ -36,6 +37,7 @@ int main(int argc, char **argv) {
   static const struct option opts[] = {
       {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0}};
   int c;
+  rc_io_remove_temp_on_signals(); /* Ctrl-C during a write leaves no temporary file */
   opterr = 0;
   while ((c = getopt_long(argc, argv, "+hV", opts, NULL)) != -1) {
     switch (c) {

@@ -8,6 +8,8 @@
 static const char *const rc_methods[] = {"linear", "nearest", "previous", "next", "slerp"};
 static const char *const rc_extraps[] = {"clamp", "fill", "extrapolate", "error"};
 static const char *const rc_quat_orders[] = {"xyzw", "wxyz"};
+static const char *const rc_nonfinite[] = {
+    [RC_IO_NONFINITE_ERROR] = "error", [RC_IO_NONFINITE_DROP] = "drop"};
 
 #define COUNT(a) ((int)(sizeof a / sizeof a[0]))
 
@@ -64,6 +66,9 @@ static int apply(rc_cli_source *s, const char *key, const char *value, char *msg
     return -1;
   } else if (strcmp(key, "columns") == 0) {
     r->columns = value;
+  } else if (strcmp(key, "nonfinite") == 0) {
+    if ((i = pick(rc_nonfinite, COUNT(rc_nonfinite), key, value, msg, len)) < 0) return -1;
+    r->nonfinite = i;
   } else if (strcmp(key, "method") == 0) {
     if ((i = pick(rc_methods, COUNT(rc_methods), key, value, msg, len)) < 0) return -1;
     o->method = i;
@@ -85,8 +90,8 @@ static int apply(rc_cli_source *s, const char *key, const char *value, char *msg
     return duration(key, value, 1, &o->time_offset_ns, msg, len);
   } else {
     snprintf(msg, len,
-             "unknown key '%s' (keys: format, columns, time-column, time-unit, method, "
-             "extrapolate, fill, max-gap, tolerance, offset, quat-order)",
+             "unknown key '%s' (keys: format, columns, time-column, time-unit, nonfinite, "
+             "method, extrapolate, fill, max-gap, tolerance, offset, quat-order)",
              key);
     return -1;
   }
@@ -148,8 +153,7 @@ int rc_cli_parse_source(const char *arg, int with_name, rc_cli_source *src, char
   }
   if (src->options.tolerance_ns > 0 &&
       (src->options.method == ROBOCACHE_LINEAR || src->options.method == ROBOCACHE_SLERP)) {
-    snprintf(msg, len, "stream '%s': tolerance applies to methods nearest, previous and next",
-             src->name);
+    snprintf(msg, len, "'%s': tolerance applies to methods nearest, previous and next", arg);
     return -1;
   }
   return 0;

@@ -2,7 +2,7 @@
  *
  *   --stream NAME=FILE[,KEY=VALUE...]      --target-file FILE[,KEY=VALUE...]
  *
- * Keys (docs/cli.md): format, columns, time-column, time-unit (both);
+ * Keys (docs/cli.md): format, time-column, time-unit (both); columns, nonfinite,
  * method, extrapolate, fill, max-gap, tolerance, offset, quat-order (--stream
  * only). Columns are separated by ':'; durations carry a unit (20ms, 5us,
  * -1.5ms, 0.02s; a bare 0 is allowed). */

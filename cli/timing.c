@@ -34,7 +34,8 @@ int rc_cli_timing_compute(const int64_t *t, int64_t n, rc_cli_timing *out) {
   if (!dt) return -1;
   double sum = 0;
   for (int64_t i = 0; i < m; i++) {
-    dt[i] = t[i + 1] - t[i];
+    if (__builtin_sub_overflow(t[i + 1], t[i], &dt[i])) /* more than the int64 range */
+      dt[i] = t[i + 1] > t[i] ? INT64_MAX : INT64_MIN;
     sum += (double)dt[i];
     if (dt[i] <= 0 && out->non_increasing++ == 0) out->first_non_increasing = i;
     keep_gap(out, i, dt[i]);

@@ -16,7 +16,8 @@ typedef struct rc_cli_gap {
 typedef struct rc_cli_timing {
   int64_t rows;
   int64_t first_ns, last_ns; /* t[0], t[rows - 1] */
-  /* dt = t[i+1] - t[i] over rows - 1 steps (all 0 when rows < 2): */
+  /* dt = t[i+1] - t[i] over rows - 1 steps (all 0 when rows < 2; a step
+   * beyond the int64 range is INT64_MAX or INT64_MIN): */
   double median_dt_ns; /* as numpy.median (mean of the middle two) */
   double jitter_ns;    /* population standard deviation (numpy.std) */
   int64_t min_dt_ns, max_dt_ns;

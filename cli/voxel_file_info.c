@@ -10,14 +10,17 @@
 #ifdef ROBOCACHE_HAVE_HDF5
 static void print_names(const char *label, char *const *names, int64_t n) {
   printf("  %-12s", label);
-  for (int64_t i = 0; i < n; i++) printf(" '%s'", names[i]);
+  char e[1024];
+  for (int64_t i = 0; i < n; i++) printf(" '%s'", rc_cli_escape(names[i], e, sizeof e));
   printf("\n");
 }
 
 static void print_summary(const char *path, const rc_io_voxel_summary *s) {
+  char ver[256], m[256], p[256];
   printf("%s: format hdf5 (robocache %s voxelize output), mode %s", path,
-         s->version ? s->version : "?", s->mode);
-  if (s->preset[0]) printf(", preset %s", s->preset);
+         s->version ? rc_cli_escape(s->version, ver, sizeof ver) : "?",
+         rc_cli_escape(s->mode, m, sizeof m));
+  if (s->preset[0]) printf(", preset %s", rc_cli_escape(s->preset, p, sizeof p));
   printf(", %lld cloud(s)\n", (long long)s->num_sources);
   print_names("sources", s->sources, s->num_sources);
   print_names("columns", s->columns, s->num_columns);

@@ -203,8 +203,8 @@ int rc_cli_voxel_run(rc_cli_voxel_job *j) {
   }
   if (s == ROBOCACHE_OK) s = invoke_timed(j, &pts, &off, &o);
   if (s != ROBOCACHE_OK) {
-    rc_cli_error("voxelize", "%s: %s", robocache_status_name(s),
-                 robocache_ctx_error_message(j->ctx));
+    const char *msg = robocache_ctx_error_message(j->ctx);
+    rc_cli_error("voxelize", "%s", msg[0] ? msg : robocache_status_name(s));
     return rc_cli_exit_code(s);
   }
   finish(j);

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Installs everything robocache needs to build and test (`make test`) on a fresh
 # Debian machine: what the demo needs (install-demo-deps.sh), then the test tools
-# through apt-get (h5dump, cmocka, liblzf, clang-format) and the Python packages of
+# through apt-get (h5dump, cmocka, liblzf, clang-format; clang, llvm and
+# libclang-rt-dev for the libFuzzer targets) and the Python packages of
 # requirements-test.txt through pip. Safe to run again.
 set -euo pipefail
 here=$(dirname "$0")
 
 bash "$here/install-demo-deps.sh"
-bash "$here/apt-install.sh" pkg-config hdf5-tools libcmocka-dev liblzf-dev clang-format
+bash "$here/apt-install.sh" pkg-config hdf5-tools libcmocka-dev liblzf-dev clang-format \
+  clang llvm libclang-rt-dev
 
 if [ "${ROBOCACHE_SKIP_PIP:-0}" != "1" ]; then
   python3 -m pip install -q --disable-pip-version-check -r "$here/../requirements-test.txt"

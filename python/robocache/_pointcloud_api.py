@@ -15,7 +15,8 @@ def read_point_cloud(path, *, bin_columns=None, return_info=False):
                  .ply (ascii, binary_little_endian; the vertex element)
     bin_columns  float32 columns per point of a .bin file; None: 5 for
                  "*.pcd.bin" (nuScenes x y z intensity ring), else 4 (KITTI
-                 x y z intensity)
+                 x y z intensity). A file with another extension is read as
+                 a .bin only when bin_columns is given (else ValueError).
     Points whose x, y or z is NaN or infinite (the invalid pixels of an
     organized PCD) are dropped. A field with COUNT k > 1 gives k columns
     (name_0 ..), PCL's packed "rgb" / "rgba" give columns r, g, b (0-255),
@@ -23,7 +24,7 @@ def read_point_cloud(path, *, bin_columns=None, return_info=False):
     With return_info=True, returns (points, info): info = dict(names=column
     names, format ("bin", "pcd binary_compressed", "ply ascii", ...),
     points_in_file, dropped_nonfinite, width, height (PCD WIDTH / HEIGHT;
-    else n, 1)).
+    else points_in_file, 1)).
     Raises OSError (the file cannot be opened or read), ValueError (a
     malformed, truncated or unsupported file, naming the file and what is
     wrong; bin_columns out of range).

@@ -8,6 +8,7 @@
 #define ROBOCACHE_CPU_F16C_H
 
 #if defined(__GNUC__) && defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #include <stdint.h>
 
@@ -19,7 +20,14 @@ RC_F16C_TARGET static inline uint16_t rc_f32_to_f16_f16c(float f) {
   return f != f ? (uint16_t)((h & 0x8000u) | 0x7e00u) : h;
 }
 
-static inline int rc_cpu_has_f16c(void) { return __builtin_cpu_supports("f16c"); }
+static inline int rc_cpu_has_f16c(void) {
+#if defined(__clang__) && __clang_major__ < 15 /* no "f16c" in its __builtin_cpu_supports */
+  unsigned a, b, c, d; /* F16C (CPUID.1:ECX) with the OS's AVX state ("avx") */
+  return __builtin_cpu_supports("avx") && __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+#else
+  return __builtin_cpu_supports("f16c");
+#endif
+}
 #endif
 
 #endif

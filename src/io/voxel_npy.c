@@ -4,7 +4,6 @@
 #include "atomic_file.h"
 #include "voxel_io.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -37,32 +36,12 @@ robocache_status rc_io_write_npy(const char *path, const rc_io_array *a, rc_io_e
   memset(header + n, ' ', pad);
   header[n + (int)pad] = '\n';
   uint16_t hlen = (uint16_t)((size_t)n + pad + 1);
-  char *tmp = rc_io_temp_create(path, err);
-  if (!tmp) return err ? err->status : ROBOCACHE_IO_ERROR;
-  FILE *f = fopen(tmp, "wb");
-  int ok = f != NULL;
-  if (ok) {
-    unsigned char pre[10] = {0x93,
-                             'N',
-                             'U',
-                             'M',
-                             'P',
-                             'Y',
-                             1,
-                             0,
-                             (unsigned char)(hlen & 255),
-                             (unsigned char)(hlen >> 8)};
-    size_t esize = robocache_dtype_size((robocache_dtype)a->dtype);
-    ok = fwrite(pre, 1, 10, f) == 10 && fwrite(header, 1, hlen, f) == hlen &&
-         (count == 0 || fwrite(a->data, esize, count, f) == count);
-    ok = (fclose(f) == 0) && ok;
-  }
-  if (!ok) {
-    rc_io_fail(err, ROBOCACHE_IO_ERROR, "cannot write '%s': %s", path, strerror(errno));
-    rc_io_temp_commit(tmp, path, 0, NULL);
-    return ROBOCACHE_IO_ERROR;
-  }
-  return rc_io_temp_commit(tmp, path, 1, err);
+  const unsigned char pre[10] = {
+      0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hlen & 255), (unsigned char)(hlen >> 8)};
+  const rc_io_bytes parts[3] = {{pre, sizeof pre},
+                                {header, hlen},
+                                {a->data, count * robocache_dtype_size((robocache_dtype)a->dtype)}};
+  return rc_io_write_atomic(path, parts, 3, err);
 }
 
 #ifndef ROBOCACHE_HAVE_HDF5

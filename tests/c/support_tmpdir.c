@@ -56,3 +56,17 @@ void rct_tmpdir_remove(rct_tmpdir *d) {
   }
   rmdir(d->path);
 }
+
+int rct_tmpdir_setup(void **state) {
+  rct_tmpdir *d = malloc(sizeof *d);
+  if (!d) return -1;
+  rct_tmpdir_create(d);
+  *state = d;
+  return 0;
+}
+
+int rct_tmpdir_teardown(void **state) {
+  rct_tmpdir_remove(*state);
+  free(*state);
+  return 0;
+}

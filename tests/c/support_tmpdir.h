@@ -23,4 +23,9 @@ int rct_tmpdir_count(const rct_tmpdir *d);
 /* Removes every entry of the directory and the directory itself. */
 void rct_tmpdir_remove(rct_tmpdir *d);
 
+/* cmocka setup and teardown of a test that writes files: *state becomes a
+ * created rct_tmpdir (malloc'd), which the teardown removes and frees. */
+int rct_tmpdir_setup(void **state);
+int rct_tmpdir_teardown(void **state);
+
 #endif

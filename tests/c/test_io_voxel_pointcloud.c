@@ -263,7 +263,7 @@ static void test_bad_files(void **state) {
        "no scalar field 'z'"},
       {"short.pcd",
        "FIELDS x y z\nSIZE 4 4 4\nTYPE F F F\nWIDTH 3\nPOINTS 3\nDATA ascii\n1 2 3\n4 5 6\n",
-       "POINTS says 3 but the data has 2"},
+       "POINTS says 3 but the data has 2 points at most"},
       {"word.pcd", "FIELDS x y z\nSIZE 4 4 4\nTYPE F F F\nWIDTH 1\nPOINTS 1\nDATA ascii\n1 two 3\n",
        "point 0: field 'y'"},
       {"extra.pcd",

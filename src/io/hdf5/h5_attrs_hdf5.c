@@ -64,28 +64,47 @@ herr_t rc_h5_attr_f64(hid_t loc, const char *name, double value) {
   return scalar_attr(loc, name, H5T_NATIVE_DOUBLE, &value);
 }
 
-/* Reads attribute name as n variable-length strings into *vals (HDF5-owned
- * memory, released with H5Dvlen_reclaim by the caller through *space). */
-static herr_t read_vlen(hid_t loc, const char *name, char ***copy, int64_t *n_out) {
+/* Opens attribute loc/name when its type is of class cls and it holds
+ * 1..max elements in at most one dimension; *space gets its dataspace. */
+static hid_t open_attr(hid_t loc, const char *name, H5T_class_t cls, hssize_t max, hid_t *space,
+                       hssize_t *n) {
+  *space = -1;
   if (H5Aexists(loc, name) <= 0) return -1;
   hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
-  hid_t space = a < 0 ? -1 : H5Aget_space(a);
-  hid_t type = vlen_utf8();
+  hid_t type = a < 0 ? -1 : H5Aget_type(a);
+  *space = a < 0 ? -1 : H5Aget_space(a);
+  *n = *space < 0 ? -1 : H5Sget_simple_extent_npoints(*space);
+  int ok = type >= 0 && H5Tget_class(type) == cls && *n >= 1 && *n <= max &&
+           H5Sget_simple_extent_ndims(*space) <= 1 &&
+           (cls != H5T_STRING || H5Tis_variable_str(type) > 0);
+  if (type >= 0) H5Tclose(type);
+  if (!ok && a >= 0) {
+    H5Aclose(a);
+    a = -1;
+  }
+  return a;
+}
+
+/* Reads attribute name, 1..RC_H5_MAX_STRINGS variable-length strings, into
+ * malloc'd copies (checked before anything variable-length is read). */
+static herr_t read_vlen(hid_t loc, const char *name, char ***copy, int64_t *n_out) {
+  hid_t space;
+  hssize_t n;
+  hid_t a = open_attr(loc, name, H5T_STRING, RC_H5_MAX_STRINGS, &space, &n);
+  hid_t type = a < 0 ? -1 : vlen_utf8();
   herr_t r = -1;
-  hssize_t n = space < 0 ? -1 : H5Sget_simple_extent_npoints(space);
-  char **tmp = n > 0 ? calloc((size_t)n, sizeof *tmp) : NULL;
-  char **out = n > 0 ? calloc((size_t)n, sizeof *out) : NULL;
-  if (tmp && out && type >= 0 && H5Aread(a, type, tmp) >= 0) {
-    r = 0;
-    for (hssize_t i = 0; i < n; i++) {
+  char **tmp = type >= 0 ? calloc((size_t)n, sizeof *tmp) : NULL;
+  char **out = tmp ? calloc((size_t)n, sizeof *out) : NULL;
+  if (out) {
+    r = H5Aread(a, type, tmp);
+    for (hssize_t i = 0; r >= 0 && i < n; i++) {
       size_t len = tmp[i] ? strlen(tmp[i]) + 1 : 1;
-      out[i] = malloc(len);
-      if (!out[i])
+      if (!(out[i] = malloc(len)))
         r = -1;
       else
         memcpy(out[i], tmp[i] ? tmp[i] : "", len);
     }
-    H5Dvlen_reclaim(type, space, H5P_DEFAULT, tmp);
+    H5Dvlen_reclaim(type, space, H5P_DEFAULT, tmp); /* also what a failed read allocated */
   }
   if (r < 0 && out)
     for (hssize_t i = 0; i < n; i++) free(out[i]);
@@ -112,13 +131,41 @@ char *rc_h5_attr_read_string(hid_t loc, const char *name) {
 }
 
 herr_t rc_h5_attr_read_i64(hid_t loc, const char *name, int64_t *value) {
-  if (H5Aexists(loc, name) <= 0) return -1;
-  hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+  hid_t space;
+  hssize_t n;
+  hid_t a = open_attr(loc, name, H5T_INTEGER, 1, &space, &n);
   herr_t r = a < 0 ? -1 : H5Aread(a, H5T_NATIVE_INT64, value);
+  if (space >= 0) H5Sclose(space);
   if (a >= 0) H5Aclose(a);
   return r;
 }
 
 herr_t rc_h5_attr_read_strings(hid_t loc, const char *name, char ***values, int64_t *n) {
   return read_vlen(loc, name, values, n);
+}
+
+hid_t rc_h5_open_dataset(hid_t loc, const char *name, H5T_class_t cls, size_t size, int rank,
+                         hsize_t *dims) {
+  if (H5Lexists(loc, name, H5P_DEFAULT) <= 0) return -1;
+  hid_t d = H5Dopen2(loc, name, H5P_DEFAULT);
+  if (d < 0) return -1;
+  hid_t type = H5Dget_type(d), space = H5Dget_space(d), dcpl = H5Dget_create_plist(d);
+  hid_t file = H5Iget_file_id(d);
+  hsize_t file_size = 0, bytes = type < 0 ? 0 : H5Tget_size(type);
+  int ok = type >= 0 && space >= 0 && dcpl >= 0 && file >= 0 && H5Tget_class(type) == cls &&
+           (size == 0 || bytes == size) && H5Sget_simple_extent_ndims(space) == rank &&
+           H5Sget_simple_extent_dims(space, dims, NULL) == rank &&
+           H5Pget_layout(dcpl) == H5D_CONTIGUOUS && H5Pget_nfilters(dcpl) == 0 &&
+           H5Fget_filesize(file, &file_size) >= 0;
+  for (int i = 0; ok && i < rank; i++) ok = !__builtin_mul_overflow(bytes, dims[i], &bytes);
+  if (bytes > file_size) ok = 0;
+  if (file >= 0) H5Fclose(file);
+  if (dcpl >= 0) H5Pclose(dcpl);
+  if (space >= 0) H5Sclose(space);
+  if (type >= 0) H5Tclose(type);
+  if (!ok) {
+    H5Dclose(d);
+    return -1;
+  }
+  return d;
 }

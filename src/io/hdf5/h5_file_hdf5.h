@@ -13,10 +13,10 @@
  * negative value with *what naming the failing part ("/voxels"). */
 typedef herr_t (*rc_h5_contents_fn)(hid_t file, const void *arg, const char **what);
 
-/* Creates path's temporary file, writes it with contents(file, arg, &what)
- * and renames it over path when everything succeeded; otherwise removes it.
+/* Builds the file in memory with contents(file, arg, &what), then writes it
+ * to path with rc_io_write_atomic (nothing is left at path on failure).
  * Errors: IO_ERROR "cannot write 'path': HDF5 error while writing <what>",
- * and those of rc_io_temp_create / rc_io_temp_commit. */
+ * and those of rc_io_write_atomic. */
 robocache_status rc_h5_write_file(const char *path, rc_h5_contents_fn contents, const void *arg,
                                   rc_io_err *err);
 
@@ -24,9 +24,13 @@ robocache_status rc_h5_write_file(const char *path, rc_h5_contents_fn contents, 
  * is wrong ("no group /data/demo_0"). */
 typedef const char *(*rc_h5_read_fn)(hid_t file, void *arg);
 
-/* Opens path read-only, calls read(file, arg) and closes it. IO_ERROR
- * "path: not a robocache <kind> output: <what read returned>" (or "... not an
- * HDF5 file, or unreadable"). */
+/* Opens path read-only (a regular file only: rc_io_require_regular's
+ * errors), calls read(file, arg) and closes it with everything read left
+ * open. The same read is first tried in a child process, so that a damaged
+ * file on which libhdf5 crashes or does not finish within 10 s is an error.
+ * IO_ERROR "path: not a robocache <kind> output: <what read returned>" (or
+ * "... not an HDF5 file, or unreadable", "... libhdf5 crashed reading it (a
+ * damaged file)"). */
 robocache_status rc_h5_read_file(const char *path, const char *kind, rc_h5_read_fn read, void *arg,
                                  rc_io_err *err);
 

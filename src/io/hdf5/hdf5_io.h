@@ -50,9 +50,10 @@ typedef struct rc_io_h5_output {
 robocache_status rc_io_write_hdf5(const rc_io_h5_output *o, rc_io_err *err);
 
 /* The root attribute "layout" of an HDF5 file ("robocache-align/1",
- * "robocache-voxels/1"), malloc'd; NULL when the file cannot be opened or
- * has none. */
-char *rc_io_read_hdf5_layout(const char *path);
+ * "robocache-voxels/1") in a malloc'd *layout, NULL when the file has none.
+ * IO_ERROR (message as rc_io_read_hdf5_summary's) when the file cannot be
+ * opened or read. */
+robocache_status rc_io_read_hdf5_layout(const char *path, char **layout, rc_io_err *err);
 
 /* What `robocache info` shows of a robocache HDF5 file. */
 typedef struct rc_io_h5_summary {

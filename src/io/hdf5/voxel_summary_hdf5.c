@@ -47,12 +47,13 @@ static int dataset_info(hid_t file, const char *name, rc_io_h5_dataset *d) {
 }
 
 /* Reads the float32 vector file/name of n elements into v; -1 when missing or
- * of another shape. */
+ * of another type or shape. */
 static int read_floats(hid_t file, const char *name, int64_t n, float *v) {
-  rc_io_h5_dataset d;
-  if (dataset_info(file, name, &d) < 0 || d.ndim != 1 || d.shape[0] != n) return -1;
-  hid_t ds = H5Dopen2(file, name, H5P_DEFAULT);
-  herr_t r = ds < 0 ? -1 : H5Dread(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v);
+  hsize_t dims[1];
+  hid_t ds = rc_h5_open_dataset(file, name, H5T_FLOAT, 4, 1, dims);
+  herr_t r = ds < 0 || (int64_t)dims[0] != n
+                 ? -1
+                 : H5Dread(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v);
   if (ds >= 0) H5Dclose(ds);
   return r < 0 ? -1 : 0;
 }
@@ -72,7 +73,7 @@ static const char *read_voxels(hid_t file, void *arg) {
     return "no root attributes sources and columns";
   for (int i = 0; i < RC_IO_VOXEL_NSTATS; i++)
     if (rc_h5_attr_read_i64(file, rc_io_voxel_stats[i].name, rc_io_voxel_stat_at(&s->stats, i)) < 0)
-      return "a robocache_voxel_stats counter attribute is missing";
+      return "a robocache_voxel_stats counter attribute is missing or not one integer";
   if (read_floats(file, "voxel_size", 3, s->voxel_size) < 0)
     return "no float32 dataset /voxel_size [3]";
   s->has_range = H5Lexists(file, "point_cloud_range", H5P_DEFAULT) > 0;

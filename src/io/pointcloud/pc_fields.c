@@ -125,10 +125,35 @@ void rc_pc_store(const rc_pc_field *f, const double *vals, float *row) {
 
 robocache_status rc_pc_alloc_points(const char *path, int64_t n, rc_pointcloud *pc,
                                     rc_io_err *err) {
-  pc->points = malloc((size_t)(n > 0 ? n : 1) * (size_t)pc->cols * sizeof(float));
-  if (!pc->points)
+  size_t bytes;
+  if (n < 0 ||
+      __builtin_mul_overflow((size_t)(n > 0 ? n : 1), (size_t)pc->cols * sizeof(float), &bytes) ||
+      !(pc->points = malloc(bytes)))
     return rc_io_fail(err, ROBOCACHE_OUT_OF_MEMORY, "%s: out of memory for %lld points", path,
                       (long long)n);
+  return ROBOCACHE_OK;
+}
+
+robocache_status rc_pc_check_count(const char *path, const char *what, int64_t n, size_t per_point,
+                                   size_t avail, int ascii, rc_io_err *err) {
+  if (ascii) { /* the last value needs no separator */
+    const size_t most = (avail + 1) / per_point;
+    if (n >= 0 && (uint64_t)n <= most) return ROBOCACHE_OK;
+    return rc_io_fail(err, ROBOCACHE_INVALID_ARGUMENT,
+                      "%s: truncated: %s says %lld but the data has %zu points at most (%zu "
+                      "bytes of ascii data)",
+                      path, what, (long long)n, most, avail);
+  }
+  size_t need;
+  if (n < 0 || __builtin_mul_overflow((size_t)n, per_point, &need))
+    return rc_io_fail(err, ROBOCACHE_INVALID_ARGUMENT,
+                      "%s: truncated: %lld points of %zu bytes are more than any file holds "
+                      "(found %zu bytes of binary data)",
+                      path, (long long)n, per_point, avail);
+  if (need > avail)
+    return rc_io_fail(err, ROBOCACHE_INVALID_ARGUMENT,
+                      "%s: truncated: %lld points need %zu bytes of binary data, found %zu", path,
+                      (long long)n, need, avail);
   return ROBOCACHE_OK;
 }
 

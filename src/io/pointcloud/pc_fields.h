@@ -31,9 +31,18 @@ double rc_pc_load(const rc_pc_field *f, const unsigned char *p);
  * vals[0..count) (for rgb: the raw 32-bit pattern in vals[0]). */
 void rc_pc_store(const rc_pc_field *f, const double *vals, float *row);
 
-/* Allocates pc->points for n points of pc->cols columns. OUT_OF_MEMORY
- * "path: out of memory for N points". */
+/* Allocates pc->points for n >= 0 points of pc->cols columns. OUT_OF_MEMORY
+ * "path: out of memory for N points" (also when the size overflows). */
 robocache_status rc_pc_alloc_points(const char *path, int64_t n, rc_pointcloud *pc, rc_io_err *err);
+
+/* INVALID_ARGUMENT "path: truncated: N points need B bytes of binary data,
+ * found avail" unless 0 <= n and n * per_point <= avail without overflow.
+ * ascii: per_point is the least bytes a point's text takes with its
+ * separator (which the last point may lack), and the message is "path:
+ * truncated: <what> says N but the data has M points at most (...)". Readers
+ * call it on the count a header declares before allocating anything for it. */
+robocache_status rc_pc_check_count(const char *path, const char *what, int64_t n, size_t per_point,
+                                   size_t avail, int ascii, rc_io_err *err);
 
 /* Decodes n binary records: field j of point i is at base[j] + i * stride[j]
  * (+ k * size for element k). Allocates pc->points. */

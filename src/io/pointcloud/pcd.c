@@ -13,6 +13,9 @@
 #endif
 
 #define MAX_FIELDS RC_PC_MAX_COLS
+/* An LZF back-reference of 3 bytes copies at most 264: no block expands more
+ * than 88 times. */
+#define RC_LZF_MAX_RATIO 88
 
 typedef struct pcd_header {
   rc_pc_field fields[MAX_FIELDS];
@@ -108,8 +111,13 @@ static robocache_status check_header(const char *path, pcd_header *h, rc_io_err 
     return rc_io_fail(err, ROBOCACHE_INVALID_ARGUMENT,
                       "%s: PCD header: FIELDS has %d entries but SIZE %d, TYPE %d, COUNT %d", path,
                       h->nf, h->nsize, h->ntype, h->ncount);
-  if (h->points < 0) h->points = h->width * (h->height ? h->height : 1);
-  if (h->width * (h->height ? h->height : 1) != h->points)
+  int64_t wh;
+  if (__builtin_mul_overflow(h->width, h->height ? h->height : 1, &wh))
+    return rc_io_fail(err, ROBOCACHE_INVALID_ARGUMENT,
+                      "%s: PCD header: WIDTH %lld x HEIGHT %lld overflows int64", path,
+                      (long long)h->width, (long long)h->height);
+  if (h->points < 0) h->points = wh;
+  if (wh != h->points)
     return rc_io_fail(err, ROBOCACHE_INVALID_ARGUMENT,
                       "%s: PCD header: WIDTH %lld x HEIGHT %lld != POINTS %lld", path,
                       (long long)h->width, (long long)h->height, (long long)h->points);
@@ -119,7 +127,10 @@ static robocache_status check_header(const char *path, pcd_header *h, rc_io_err 
 static robocache_status read_ascii(const char *path, const unsigned char *buf, size_t len,
                                    const pcd_header *h, rc_pointcloud *pc, rc_io_err *err) {
   const int64_t n = h->points;
-  robocache_status st = rc_pc_alloc_points(path, n, pc, err);
+  size_t values = 0; /* per point; each takes a digit and a blank or newline */
+  for (int j = 0; j < h->nf; j++) values += (size_t)h->fields[j].count;
+  robocache_status st = rc_pc_check_count(path, "POINTS", n, 2 * values, len - h->body, 1, err);
+  if (st == ROBOCACHE_OK) st = rc_pc_alloc_points(path, n, pc, err);
   if (st != ROBOCACHE_OK) return st;
   const char *s = (const char *)buf + h->body, *end = (const char *)buf + len;
   double vals[RC_PC_MAX_COLS];
@@ -181,7 +192,7 @@ static robocache_status decode(const char *path, const pcd_header *h, const unsi
 static robocache_status read_compressed(const char *path, const unsigned char *buf, size_t len,
                                         const pcd_header *h, rc_pointcloud *pc, rc_io_err *err) {
 #ifdef ROBOCACHE_HAVE_LZF
-  size_t avail = len - h->body, want = record_size(h) * (size_t)h->points;
+  size_t avail = len - h->body, want;
   uint32_t sizes[2];
   if (avail < 8)
     return rc_io_fail(err, ROBOCACHE_INVALID_ARGUMENT,
@@ -191,10 +202,15 @@ static robocache_status read_compressed(const char *path, const unsigned char *b
     return rc_io_fail(err, ROBOCACHE_INVALID_ARGUMENT,
                       "%s: truncated: compressed block of %u bytes, only %zu present", path,
                       sizes[0], avail - 8);
-  if (sizes[1] != want)
+  if (__builtin_mul_overflow(record_size(h), (size_t)h->points, &want) || sizes[1] != want)
     return rc_io_fail(err, ROBOCACHE_INVALID_ARGUMENT,
                       "%s: uncompressed size %u does not match %lld points x %zu bytes", path,
                       sizes[1], (long long)h->points, record_size(h));
+  if (want / RC_LZF_MAX_RATIO > sizes[0]) /* checked before allocating `want` bytes */
+    return rc_io_fail(err, ROBOCACHE_INVALID_ARGUMENT,
+                      "%s: corrupt binary_compressed data: %u compressed bytes cannot hold %zu "
+                      "(LZF expands at most %dx)",
+                      path, sizes[0], want, RC_LZF_MAX_RATIO);
   unsigned char *raw = malloc(want ? want : 1);
   if (!raw) return rc_io_fail(err, ROBOCACHE_OUT_OF_MEMORY, "%s: out of memory", path);
   unsigned got = want ? lzf_decompress(buf + h->body + 8, sizes[0], raw, (unsigned)want) : 0;
@@ -234,13 +250,8 @@ robocache_status rc_pcd_read(const char *path, rc_pointcloud *pc, rc_io_err *err
     if (strcmp(h.data, "ascii") == 0) {
       s = read_ascii(path, buf, len, &h, pc, err);
     } else if (strcmp(h.data, "binary") == 0) {
-      size_t want = record_size(&h) * (size_t)h.points;
-      if (len - h.body < want)
-        s = rc_io_fail(err, ROBOCACHE_INVALID_ARGUMENT,
-                       "%s: truncated: %lld points need %zu bytes of binary data, found %zu", path,
-                       (long long)h.points, want, len - h.body);
-      else
-        s = decode(path, &h, buf + h.body, 0, pc, err);
+      s = rc_pc_check_count(path, "POINTS", h.points, record_size(&h), len - h.body, 0, err);
+      if (s == ROBOCACHE_OK) s = decode(path, &h, buf + h.body, 0, pc, err);
     } else if (strcmp(h.data, "binary_compressed") == 0) {
       s = read_compressed(path, buf, len, &h, pc, err);
     } else {

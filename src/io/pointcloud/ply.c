@@ -108,8 +108,10 @@ static robocache_status parse_header(const char *path, const unsigned char *buf,
 
 static robocache_status read_ascii(const char *path, const unsigned char *buf, size_t len,
                                    const ply_header *h, rc_pointcloud *pc, rc_io_err *err) {
-  const int64_t n = h->vertices;
-  robocache_status st = rc_pc_alloc_points(path, n, pc, err);
+  const int64_t n = h->vertices; /* each value takes a digit and a blank or newline */
+  robocache_status st =
+      rc_pc_check_count(path, "element vertex", n, 2 * (size_t)h->nf, len - h->body, 1, err);
+  if (st == ROBOCACHE_OK) st = rc_pc_alloc_points(path, n, pc, err);
   if (st != ROBOCACHE_OK) return st;
   const char *s = (const char *)buf + h->body, *end = (const char *)buf + len;
   for (int64_t i = 0; i < n; i++) {
@@ -154,11 +156,8 @@ robocache_status rc_ply_read(const char *path, rc_pointcloud *pc, rc_io_err *err
         rec += (size_t)h.fields[j].size;
       }
       for (int j = 0; j < h.nf; j++) stride[j] = rec;
-      if (len - h.body < rec * (size_t)h.vertices)
-        s = rc_io_fail(err, ROBOCACHE_INVALID_ARGUMENT,
-                       "%s: truncated: %lld vertices need %zu bytes of binary data, found %zu",
-                       path, (long long)h.vertices, rec * (size_t)h.vertices, len - h.body);
-      else
+      s = rc_pc_check_count(path, "element vertex", h.vertices, rec, len - h.body, 0, err);
+      if (s == ROBOCACHE_OK)
         s = rc_pc_decode_binary(path, h.fields, h.nf, base, stride, h.vertices, pc, err);
     }
   }

@@ -21,7 +21,8 @@ static int ends_with(const char *s, const char *suffix) {
 rc_pc_format rc_pointcloud_detect(const char *path) {
   if (ends_with(path, ".pcd")) return RC_PC_FORMAT_PCD;
   if (ends_with(path, ".ply")) return RC_PC_FORMAT_PLY;
-  return RC_PC_FORMAT_BIN;
+  if (ends_with(path, ".bin")) return RC_PC_FORMAT_BIN;
+  return RC_PC_FORMAT_AUTO;
 }
 
 int rc_pointcloud_is_file(const char *path) {
@@ -42,11 +43,16 @@ static robocache_status read_bin(const char *path, int32_t cols, rc_pointcloud *
   if (s != ROBOCACHE_OK) return s;
   size_t row = (size_t)cols * sizeof(float);
   if (len % row != 0) {
+    char fit[RC_IO_ERR_LEN / 2] = "none";
+    for (int c = 3, n = 0; c <= RC_PC_MAX_COLS && len % 4 == 0; c++)
+      if (len % ((size_t)c * 4) == 0)
+        n += snprintf(fit + n, sizeof fit - (size_t)n, "%s%d", n ? ", " : "", c);
     free(buf);
     return rc_io_fail(err, ROBOCACHE_INVALID_ARGUMENT,
                       "%s: size %zu bytes is not a multiple of %zu (%d float32 columns per "
-                      "point): truncated, or wrong number of columns",
-                      path, len, row, (int)cols);
+                      "point): truncated, or another number of columns (column counts 3..%d "
+                      "that fit: %s)",
+                      path, len, row, (int)cols, RC_PC_MAX_COLS, fit);
   }
   pc->points = (float *)buf; /* the buffer is float-aligned (malloc) */
   pc->cols = cols;
@@ -58,7 +64,7 @@ static robocache_status read_bin(const char *path, int32_t cols, rc_pointcloud *
   }
   snprintf(pc->format, sizeof pc->format, "bin");
   rc_pc_drop_nonfinite(pc, (int64_t)(len / row));
-  pc->width = pc->n;
+  pc->width = pc->points_in_file;
   pc->height = 1;
   return ROBOCACHE_OK;
 }
@@ -68,6 +74,12 @@ robocache_status rc_pointcloud_read(const char *path, int format, int32_t bin_co
   memset(pc, 0, sizeof *pc);
   if (!path) return rc_io_fail(err, ROBOCACHE_INVALID_ARGUMENT, "point cloud path is NULL");
   if (format == RC_PC_FORMAT_AUTO) format = rc_pointcloud_detect(path);
+  if (format == RC_PC_FORMAT_AUTO && bin_columns > 0) format = RC_PC_FORMAT_BIN;
+  if (format == RC_PC_FORMAT_AUTO)
+    return rc_io_fail(err, ROBOCACHE_INVALID_ARGUMENT,
+                      "%s: unknown point-cloud file name (.bin, .pcd.bin, .pcd or .ply); give "
+                      "the number of float32 columns to read it as a headerless .bin",
+                      path);
   switch (format) {
   case RC_PC_FORMAT_BIN: return read_bin(path, bin_columns, pc, err);
   case RC_PC_FORMAT_PCD: return rc_pcd_read(path, pc, err);

@@ -29,7 +29,8 @@
 #define RC_PC_NAME_LEN 32
 
 typedef enum rc_pc_format {
-  RC_PC_FORMAT_AUTO = 0, /* from the file name: .pcd, .ply, else .bin */
+  RC_PC_FORMAT_AUTO = 0, /* from the file name: .pcd, .ply, .bin; any other
+                            name is a .bin only with a column count */
   RC_PC_FORMAT_BIN = 1,  /* KITTI / nuScenes float32 rows */
   RC_PC_FORMAT_PCD = 2,
   RC_PC_FORMAT_PLY = 3
@@ -42,7 +43,7 @@ typedef struct rc_pointcloud {
   char names[RC_PC_MAX_COLS][RC_PC_NAME_LEN]; /* column names */
   int64_t points_in_file;                     /* n + dropped_nonfinite */
   int64_t dropped_nonfinite;                  /* x, y or z NaN or infinite */
-  int64_t width, height;                      /* PCD WIDTH/HEIGHT; else n, 1 */
+  int64_t width, height;                      /* PCD WIDTH/HEIGHT; else points_in_file, 1 */
   char format[32]; /* "bin", "pcd ascii", "pcd binary", "pcd binary_compressed",
                       "ply ascii", "ply binary_little_endian" */
 } rc_pointcloud;
@@ -50,13 +51,19 @@ typedef struct rc_pointcloud {
 /* Reads path into *pc (zeroed first; free with rc_pointcloud_free, also after
  * an error). format: rc_pc_format. bin_columns: columns of a .bin file; 0 =
  * from the name: 5 for "*.pcd.bin" (nuScenes x y z intensity ring), else 4
- * (KITTI x y z intensity). Columns of .bin files are named x y z intensity
- * ring, then c5, c6, ... */
+ * (KITTI x y z intensity). With AUTO, a name without a known extension is
+ * read as .bin only when bin_columns > 0, else INVALID_ARGUMENT. A .bin size
+ * that is not a multiple of 4 * columns is an error listing the column counts
+ * that would fit. Header counts (PCD POINTS / WIDTH x HEIGHT, PLY element
+ * vertex) are checked against the bytes of the file before anything is
+ * allocated for them. The file is read once (read_file.h). Columns of .bin
+ * files are named x y z intensity ring, then c5, c6, ... */
 robocache_status rc_pointcloud_read(const char *path, int format, int32_t bin_columns,
                                     rc_pointcloud *pc, rc_io_err *err);
 void rc_pointcloud_free(rc_pointcloud *pc);
 
-/* The format of path from its name (never AUTO). */
+/* The format of path from its name; AUTO when the name has none of the
+ * extensions. */
 rc_pc_format rc_pointcloud_detect(const char *path);
 
 /* 1 when path names a point-cloud file (.bin, .pcd, .ply). */

@@ -8,8 +8,9 @@
 
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
 
-rc_io_dec_result rc_io_parse_decimal(const char *s, int unit, int64_t *out) {
+rc_io_dec_result rc_io_parse_decimal_exact(const char *s, int unit, int64_t *out, int *exact) {
   const char *p = s;
+  int lost = 0; /* a non-zero digit past RC_DEC_MAX_DIGITS */
   int neg = 0;
   if (*p == '+' || *p == '-') neg = (*p++ == '-');
   unsigned char dig[RC_DEC_MAX_DIGITS];
@@ -29,6 +30,8 @@ rc_io_dec_result rc_io_parse_decimal(const char *s, int unit, int64_t *out) {
       } else if (nd < RC_DEC_MAX_DIGITS) { /* later digits cannot change the rounding */
         dig[nd++] = (unsigned char)(*p - '0');
         exp10--;
+      } else {
+        lost |= *p != '0';
       }
     }
   }
@@ -44,6 +47,7 @@ rc_io_dec_result rc_io_parse_decimal(const char *s, int unit, int64_t *out) {
     exp10 += eneg ? -e : e;
   }
   if (*p != '\0') return RC_IO_DEC_SYNTAX;
+  *exact = 1;
   if (nd == 0) {
     *out = 0;
     return RC_IO_DEC_OK;
@@ -60,6 +64,8 @@ rc_io_dec_result rc_io_parse_decimal(const char *s, int unit, int64_t *out) {
     if (acc > limit / 10u) return RC_IO_DEC_RANGE;
     acc *= 10u;
   }
+  *exact = !lost;
+  for (long i = keep > 0 ? keep : 0; i < nd; i++) *exact &= dig[i] == 0;
   if (keep >= 0 && keep < nd && dig[keep] >= 5) { /* round half away from zero */
     if (acc == limit) return RC_IO_DEC_RANGE;
     acc++;
@@ -69,6 +75,11 @@ rc_io_dec_result rc_io_parse_decimal(const char *s, int unit, int64_t *out) {
   else
     *out = acc == (uint64_t)INT64_MAX + 1u ? INT64_MIN : -(int64_t)acc;
   return RC_IO_DEC_OK;
+}
+
+rc_io_dec_result rc_io_parse_decimal(const char *s, int unit, int64_t *out) {
+  int exact;
+  return rc_io_parse_decimal_exact(s, unit, out, &exact);
 }
 
 static const struct {

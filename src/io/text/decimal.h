@@ -29,6 +29,9 @@ typedef enum rc_io_dec_result {
  * unit is an rc_io_time_unit (not AUTO). Digits finer than 1 ns are rounded
  * to the nearest ns, halves away from zero. */
 rc_io_dec_result rc_io_parse_decimal(const char *s, int unit, int64_t *out);
+/* As rc_io_parse_decimal; on success *exact = 1 when no non-zero digit finer
+ * than 1 ns was rounded away ("12.5" in ns is not exact, "12.50" in us is). */
+rc_io_dec_result rc_io_parse_decimal_exact(const char *s, int unit, int64_t *out, int *exact);
 
 /* Parses a duration: a decimal number followed by a unit ns, us, ms or s
  * ("20ms", "-5.5us", "0.25s"); a bare "0" is allowed. Result in ns. */

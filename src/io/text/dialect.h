@@ -2,6 +2,8 @@
 #ifndef ROBOCACHE_IO_DIALECT_H
 #define ROBOCACHE_IO_DIALECT_H
 
+#include "text.h"
+
 typedef enum rc_io_header {
   RC_IO_HEADER_HASH = 0,  /* line 1 is "#name,name,..." (EuRoC) */
   RC_IO_HEADER_FIRST = 1, /* the first non-blank line names the columns */
@@ -22,5 +24,9 @@ const rc_io_dialect *rc_io_dialect_of(int format);
 
 /* 1 when s is a whole number as strtod reads it (no trailing text). */
 int rc_io_is_number(const char *s, double *value);
+
+/* Format of a loaded file (rc_io_detect_format's rules, from memory: the
+ * file is never read again). */
+robocache_status rc_io_detect_loaded(const rc_io_text *t, int *format, rc_io_err *err);
 
 #endif

@@ -1,13 +1,17 @@
 /* Format names, per-format dialects and format detection. */
+#define _POSIX_C_SOURCE 200809L
 #include "dialect.h"
 #include "reader.h"
 #include "text.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static const char *const rc_tum_names[] = {"timestamp", "tx", "ty", "tz", "qx", "qy", "qz", "qw"};
 
@@ -54,14 +58,20 @@ static int has_suffix(const char *s, const char *suffix) {
   return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-static int is_hdf5(const char *path) {
-  static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+static const unsigned char rc_hdf5_signature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+
+int rc_io_is_hdf5(const char *path) {
+  if (has_suffix(path, ".h5") || has_suffix(path, ".hdf5")) return 1;
+  /* stat, not open: even opening a FIFO without reading would wake its
+   * writer, which then fails on the closed FIFO */
+  struct stat st;
+  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
   unsigned char head[8];
-  FILE *fp = fopen(path, "rb");
-  if (!fp) return 0;
-  size_t n = fread(head, 1, sizeof head, fp);
-  fclose(fp);
-  return n == sizeof head && memcmp(head, sig, sizeof sig) == 0;
+  int yes = read(fd, head, 8) == 8 && memcmp(head, rc_hdf5_signature, 8) == 0;
+  close(fd);
+  return yes;
 }
 
 #define RC_IO_DETECT_BYTES ((size_t)1 << 16)
@@ -93,27 +103,52 @@ static int detect_text(rc_io_text *t, rc_io_err *err) {
   return format;
 }
 
-robocache_status rc_io_detect_format(const char *path, int *format, rc_io_err *err) {
-  if (is_hdf5(path) || has_suffix(path, ".h5") || has_suffix(path, ".hdf5")) {
+/* Runs detect_text on a copy of text[0..n) (detection cuts lines in place);
+ * -2 when out of memory. */
+static int detect_copy(const rc_io_text *t, size_t n, rc_io_err *err) {
+  rc_io_text c = {.buf = malloc(n + 1), .size = n, .path = t->path};
+  if (!c.buf) return -2;
+  memcpy(c.buf, t->buf, n);
+  c.buf[n] = '\0';
+  int f = detect_text(&c, err);
+  rc_io_text_free(&c);
+  return f;
+}
+
+robocache_status rc_io_detect_loaded(const rc_io_text *t, int *format, rc_io_err *err) {
+  if (t->size >= 8 && memcmp(t->buf, rc_hdf5_signature, 8) == 0) {
     *format = RC_IO_FORMAT_HDF5;
     return ROBOCACHE_OK;
   }
-  /* the first lines decide: read RC_IO_DETECT_BYTES, the whole file only
+  if (t->size == 0) /* also a FIFO that nothing writes to */
+    return rc_io_fail(err, ROBOCACHE_INVALID_ARGUMENT, "%s: empty file", t->path);
+  /* the lines within the first RC_IO_DETECT_BYTES decide; the whole file only
    * when they are all blank or comments */
-  rc_io_text t;
-  int whole = 0, f = RC_IO_FORMAT_AUTO;
-  for (size_t max = RC_IO_DETECT_BYTES; f == RC_IO_FORMAT_AUTO; max = SIZE_MAX - 1) {
-    robocache_status s = rc_io_text_load_head(path, max, &t, &whole, err);
-    if (s != ROBOCACHE_OK) return s;
-    f = detect_text(&t, err);
-    rc_io_text_free(&t);
-    if (whole) break;
+  size_t head = t->size;
+  if (head > RC_IO_DETECT_BYTES) {
+    head = RC_IO_DETECT_BYTES;
+    while (head > 0 && t->buf[head - 1] != '\n') head--;
   }
+  int f = detect_copy(t, head, err);
+  if (f == RC_IO_FORMAT_AUTO && head < t->size) f = detect_copy(t, t->size, err);
+  if (f == -2) return rc_io_fail(err, ROBOCACHE_OUT_OF_MEMORY, "%s: out of memory", t->path);
   if (f <= RC_IO_FORMAT_AUTO)
     return rc_io_fail(err, ROBOCACHE_INVALID_ARGUMENT,
                       "%s: cannot tell the format (euroc, tum, timestamps or csv) from its "
                       "first lines; give it with format=...",
-                      path);
+                      t->path);
   *format = f;
   return ROBOCACHE_OK;
+}
+
+robocache_status rc_io_detect_format(const char *path, int *format, rc_io_err *err) {
+  if (rc_io_is_hdf5(path)) {
+    *format = RC_IO_FORMAT_HDF5;
+    return ROBOCACHE_OK;
+  }
+  rc_io_text t;
+  robocache_status s = rc_io_text_load(path, &t, err);
+  if (s == ROBOCACHE_OK) s = rc_io_detect_loaded(&t, format, err);
+  rc_io_text_free(&t);
+  return s;
 }

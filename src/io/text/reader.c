@@ -5,6 +5,7 @@
 #include "dialect.h"
 #include "text.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,12 @@ typedef struct reader {
   int time_index, *value_index, n_values;
   int min_fields; /* a row needs more fields than every selected index */
   int64_t cap;
+  /* time unit auto: every time is read both as ns and as s; the unit is
+   * chosen after the last row (any '.', 'e' or 'E' in the column -> s) */
+  int auto_unit, saw_fraction;
+  int64_t *times_s;        /* [cap] the times read as seconds */
+  int64_t range_line[2];   /* first line whose time overflows as ns [0] / s [1] */
+  char range_field[2][64]; /* its time field */
 } reader;
 
 static robocache_status oom(const reader *r, rc_io_err *err) {
@@ -110,36 +117,77 @@ static robocache_status grow(reader *r, rc_io_table *out, rc_io_err *err) {
   if (l) out->lines = l;
   double *v = realloc(out->values, (size_t)(cap * (r->n_values ? r->n_values : 1)) * sizeof *v);
   if (v) out->values = v;
-  if (!t || !l || !v) return oom(r, err);
+  int64_t *ts = r->auto_unit ? realloc(r->times_s, (size_t)cap * sizeof *ts) : r->times_s;
+  if (ts) r->times_s = ts;
+  if (!t || !l || !v || (r->auto_unit && !ts)) return oom(r, err);
   r->cap = cap;
   return ROBOCACHE_OK;
 }
 
-/* Unit auto: the first data row decides (decimal point or exponent -> s). */
-static int auto_unit(const char *field) {
-  return strpbrk(field, ".eE") ? RC_IO_UNIT_S : RC_IO_UNIT_NS;
+static robocache_status bad_time(const reader *r, int64_t line, const char *field, const char *what,
+                                 rc_io_err *err) {
+  char buf[32];
+  return rc_io_fail(err, ROBOCACHE_INVALID_ARGUMENT,
+                    "%s:%lld: bad timestamp '%s' in column '%s': %s", r->spec->path,
+                    (long long)line, field, column_name(r, r->time_index, buf, sizeof buf), what);
 }
 
+static const char *const rc_range_msg = "outside the int64 nanosecond range";
+
+/* Stores the time of the current row in out->times_ns (and r->times_s). */
 static robocache_status parse_time(reader *r, rc_io_table *out, const char *field, rc_io_err *err) {
-  if (out->time_unit == RC_IO_UNIT_AUTO) out->time_unit = auto_unit(field);
+  const int64_t line = r->text.line_no;
   int64_t t;
-  rc_io_dec_result res = rc_io_parse_decimal(field, out->time_unit, &t);
-  char buf[32];
-  const char *col = column_name(r, r->time_index, buf, sizeof buf);
-  if (res != RC_IO_DEC_OK)
-    return rc_io_fail(
-        err, ROBOCACHE_INVALID_ARGUMENT, "%s:%lld: bad timestamp '%s' in column '%s': %s",
-        r->spec->path, (long long)r->text.line_no, field, col,
-        res == RC_IO_DEC_RANGE ? "outside the int64 nanosecond range" : "not a decimal number");
-  if (r->spec->require_increasing && out->rows > 0 && t <= out->times_ns[out->rows - 1])
-    return rc_io_fail(err, ROBOCACHE_INVALID_ARGUMENT,
-                      "%s:%lld: timestamp %s (%lld ns) is %s the previous row's (%lld ns, "
-                      "line %lld): times must be strictly increasing",
-                      r->spec->path, (long long)r->text.line_no, field, (long long)t,
-                      t == out->times_ns[out->rows - 1] ? "equal to" : "before",
-                      (long long)out->times_ns[out->rows - 1],
-                      (long long)out->lines[out->rows - 1]);
-  out->times_ns[out->rows] = t;
+  int exact;
+  if (!r->auto_unit) {
+    rc_io_dec_result res = rc_io_parse_decimal_exact(field, out->time_unit, &t, &exact);
+    if (res != RC_IO_DEC_OK)
+      return bad_time(r, line, field,
+                      res == RC_IO_DEC_RANGE ? rc_range_msg : "not a decimal number", err);
+    if (!exact && out->time_unit == RC_IO_UNIT_NS)
+      return bad_time(r, line, field,
+                      "not a whole number of nanoseconds (time unit ns); if the column is in "
+                      "seconds, give time-unit=s (or ms, us)",
+                      err);
+    out->times_ns[out->rows] = t;
+    return ROBOCACHE_OK;
+  }
+  r->saw_fraction |= strpbrk(field, ".eE") != NULL;
+  for (int k = 0; k < 2; k++) {
+    rc_io_dec_result res =
+        rc_io_parse_decimal_exact(field, k ? RC_IO_UNIT_S : RC_IO_UNIT_NS, &t, &exact);
+    if (res == RC_IO_DEC_SYNTAX) return bad_time(r, line, field, "not a decimal number", err);
+    if (res != RC_IO_DEC_OK && r->range_line[k] == 0) {
+      r->range_line[k] = line;
+      snprintf(r->range_field[k], sizeof r->range_field[k], "%s", field);
+    }
+    (k ? r->times_s : out->times_ns)[out->rows] = res == RC_IO_DEC_OK ? t : 0;
+  }
+  return ROBOCACHE_OK;
+}
+
+/* After the last row: the unit of time-unit auto, then the order check. */
+static robocache_status finish_times(reader *r, rc_io_table *out, rc_io_err *err) {
+  if (r->auto_unit) {
+    const int k = r->saw_fraction;
+    out->time_unit = k ? RC_IO_UNIT_S : RC_IO_UNIT_NS;
+    if (r->range_line[k])
+      return bad_time(r, r->range_line[k], r->range_field[k], rc_range_msg, err);
+    if (k) {
+      int64_t *ns = out->times_ns;
+      out->times_ns = r->times_s;
+      r->times_s = ns;
+    }
+  }
+  const int64_t *t = out->times_ns;
+  for (int64_t i = 1; r->spec->require_increasing && i < out->rows; i++)
+    if (t[i] <= t[i - 1])
+      return rc_io_fail(err, ROBOCACHE_INVALID_ARGUMENT,
+                        "%s:%lld: timestamp %lld ns is %s the previous row's (%lld ns, line "
+                        "%lld): times must be strictly increasing",
+                        r->spec->path, (long long)out->lines[i], (long long)t[i],
+                        t[i] == t[i - 1] ? "equal to" : "before", (long long)t[i - 1],
+                        (long long)out->lines[i - 1]);
   return ROBOCACHE_OK;
 }
 
@@ -159,11 +207,19 @@ static robocache_status parse_row(reader *r, rc_io_table *out, rc_io_err *err) {
   double *row = out->values + out->rows * r->n_values;
   for (int j = 0; j < r->n_values; j++) {
     const char *field = f->v[r->value_index[j]];
-    if (!rc_io_is_number(field, &row[j])) {
-      char buf[32];
+    char buf[32];
+    if (!rc_io_is_number(field, &row[j]))
       return rc_io_fail(err, ROBOCACHE_INVALID_ARGUMENT, "%s:%lld: bad number '%s' in column '%s'",
                         path, line, field, column_name(r, r->value_index[j], buf, sizeof buf));
+    if (isfinite(row[j])) continue;
+    if (r->spec->nonfinite == RC_IO_NONFINITE_DROP) {
+      out->dropped_nonfinite++;
+      return ROBOCACHE_OK;
     }
+    return rc_io_fail(err, ROBOCACHE_INVALID_ARGUMENT,
+                      "%s:%lld: value '%s' in column '%s' is not finite (NaN or infinite); "
+                      "nonfinite=drop drops such rows",
+                      path, line, field, column_name(r, r->value_index[j], buf, sizeof buf));
   }
   out->lines[out->rows++] = r->text.line_no;
   return ROBOCACHE_OK;
@@ -176,22 +232,33 @@ static robocache_status read_rows(reader *r, rc_io_table *out, rc_io_err *err) {
     TRY(rc_io_split(&r->text, line, r->d->delim, &r->fields, err));
     TRY(parse_row(r, out, err));
   }
+  if (out->rows == 0 && out->dropped_nonfinite > 0)
+    return rc_io_fail(err, ROBOCACHE_INVALID_ARGUMENT,
+                      "%s: no data rows left: all %lld had non-finite values (nonfinite=drop)",
+                      r->spec->path, (long long)out->dropped_nonfinite);
   if (out->rows == 0)
     return rc_io_fail(err, ROBOCACHE_INVALID_ARGUMENT, "%s: no data rows", r->spec->path);
-  return ROBOCACHE_OK;
+  return finish_times(r, out, err);
 }
 
 static robocache_status read_all(reader *r, rc_io_table *out, rc_io_err *err) {
   const rc_io_read_spec *spec = r->spec;
   out->format = spec->format;
-  if (out->format == RC_IO_FORMAT_AUTO) TRY(rc_io_detect_format(spec->path, &out->format, err));
+  if (out->format == RC_IO_FORMAT_AUTO && rc_io_is_hdf5(spec->path))
+    out->format = RC_IO_FORMAT_HDF5; /* before loading a possibly large binary file */
+  if (out->format == RC_IO_FORMAT_AUTO) {
+    TRY(rc_io_text_load(spec->path, &r->text, err)); /* read once: a pipe is not read again */
+    TRY(rc_io_detect_loaded(&r->text, &out->format, err));
+  }
   r->d = rc_io_dialect_of(out->format);
   if (!r->d)
     return rc_io_fail(err, ROBOCACHE_INVALID_ARGUMENT,
                       "%s: format %s is not a text recording (euroc, tum, timestamps, csv)",
                       spec->path, rc_io_format_name(out->format));
   out->time_unit = spec->time_unit == RC_IO_UNIT_AUTO ? r->d->time_unit : spec->time_unit;
-  TRY(rc_io_text_load(spec->path, &r->text, err));
+  r->auto_unit = out->time_unit == RC_IO_UNIT_AUTO;
+  if (!r->text.buf) TRY(rc_io_text_load(spec->path, &r->text, err));
+  TRY(rc_io_text_check(&r->text, err));
   TRY(read_header(r, err));
   TRY(select_columns(r, err));
   TRY(name_columns(r, out, err));
@@ -206,6 +273,7 @@ robocache_status rc_io_read(const rc_io_read_spec *spec, rc_io_table *out, rc_io
   rc_io_fields_free(&r.header);
   rc_io_fields_free(&r.fields);
   free(r.value_index);
+  free(r.times_s);
   return s;
 }
 

@@ -19,10 +19,19 @@
  *               column 0); time_unit gives its unit.
  * A '#' line after the header is a comment in every format.
  *
- * Time units: ns, us, ms, s, or auto (csv and timestamps default): the unit
- * of the first data row decides for the whole file — a number with '.', 'e'
- * or 'E' is seconds, an integer is nanoseconds. Times are parsed exactly
- * (decimal.h), never through a double.
+ * Time units: ns, us, ms, s, or auto (csv and timestamps default): the whole
+ * time column decides — if any of its values has '.', 'e' or 'E' every value
+ * is seconds, else every value is nanoseconds. Times are parsed exactly
+ * (decimal.h), never through a double; in unit ns a value with a fraction
+ * ("0.0333") is an error that names the time-unit fix. A UTF-8 byte order
+ * mark at the start of the file is skipped.
+ *
+ * Values: NaN or infinite values ("nan", "inf", "1e999") in a selected value
+ * column are an error naming file and line (nonfinite ERROR), or drop their
+ * row, counted in dropped_nonfinite (nonfinite DROP).
+ *
+ * Files are read once (read_file.h): a FIFO or pipe works, auto-detection
+ * included, and is never opened a second time.
  *
  * Column names match exactly, or without a trailing " [unit]" part
  * ("w_RS_S_x" selects "w_RS_S_x [rad s^-1]"); digits select by index.
@@ -30,8 +39,9 @@
  * Errors (message "path:line: what"):
  *   IO_ERROR          the file cannot be opened or read
  *   INVALID_ARGUMENT  malformed line (wrong number of fields, bad number,
- *                     bad or NaN timestamp), unknown column (the message lists
- *                     the available names), no data rows, and with
+ *                     bad or NaN timestamp, a fraction of a ns, a non-finite
+ *                     value), unknown column (the message lists the available
+ *                     names), no data rows, NUL bytes, and with
  *                     require_increasing a time not after the previous one. */
 #ifndef ROBOCACHE_IO_READER_H
 #define ROBOCACHE_IO_READER_H
@@ -50,6 +60,11 @@ typedef enum rc_io_format {
   RC_IO_FORMAT_HDF5 = 5 /* only from detection: a robocache output file */
 } rc_io_format;
 
+typedef enum rc_io_nonfinite {
+  RC_IO_NONFINITE_ERROR = 0, /* a NaN or infinite value is an error (file:line) */
+  RC_IO_NONFINITE_DROP = 1   /* its row is left out and counted */
+} rc_io_nonfinite;
+
 typedef struct rc_io_read_spec {
   const char *path;
   int format;              /* rc_io_format; AUTO detects (rc_io_detect_format) */
@@ -58,18 +73,20 @@ typedef struct rc_io_read_spec {
   const char *time_column; /* name or index; NULL = the format's default */
   int time_unit;           /* rc_io_time_unit; AUTO = the format's default */
   int require_increasing;  /* 1: a time <= the previous one is an error */
+  int nonfinite;           /* rc_io_nonfinite, for the value columns */
 } rc_io_read_spec;
 
 typedef struct rc_io_table {
-  int format;        /* the format read (never AUTO) */
-  int time_unit;     /* the unit the times were read in (never AUTO) */
-  int64_t rows;      /* >= 1 */
-  int32_t cols;      /* selected value columns (0 for timestamps) */
-  int64_t *times_ns; /* [rows] */
-  double *values;    /* [rows * cols], row-major */
-  int64_t *lines;    /* [rows] 1-based line number of each row in the file */
-  char **names;      /* [cols] names of the selected columns */
-  char *time_name;   /* name of the time column */
+  int format;                /* the format read (never AUTO) */
+  int time_unit;             /* the unit the times were read in (never AUTO) */
+  int64_t rows;              /* >= 1 */
+  int32_t cols;              /* selected value columns (0 for timestamps) */
+  int64_t *times_ns;         /* [rows] */
+  double *values;            /* [rows * cols], row-major */
+  int64_t *lines;            /* [rows] 1-based line number of each row in the file */
+  char **names;              /* [cols] names of the selected columns */
+  char *time_name;           /* name of the time column */
+  int64_t dropped_nonfinite; /* rows left out by RC_IO_NONFINITE_DROP */
 } rc_io_table;
 
 /* Reads spec->path into *out (zeroed first; free with rc_io_table_free even
@@ -77,12 +94,18 @@ typedef struct rc_io_table {
 robocache_status rc_io_read(const rc_io_read_spec *spec, rc_io_table *out, rc_io_err *err);
 void rc_io_table_free(rc_io_table *t);
 
-/* Format of a file from its first bytes and extension: HDF5 signature or
+/* Format of a file from its first bytes and extension (reads the file once):
+ * HDF5 signature or
  * .h5/.hdf5 -> HDF5; first line "#...,..." -> euroc; '#' comments and 8
  * numeric whitespace-separated fields -> tum; first field numeric -> timestamps;
  * a comma-separated non-numeric first line -> csv. IO_ERROR when unreadable,
  * INVALID_ARGUMENT when nothing matches. */
 robocache_status rc_io_detect_format(const char *path, int *format, rc_io_err *err);
+
+/* 1 when path is named *.h5 / *.hdf5, or is a regular file that starts with
+ * the HDF5 signature (reads 8 bytes of a regular file; anything else is
+ * not even opened, so a FIFO and its writer are left alone). */
+int rc_io_is_hdf5(const char *path);
 
 /* "euroc" | "tum" | "timestamps" | "csv" | "hdf5" | "auto" <-> rc_io_format;
  * from_name returns -1 for an unknown name. */

@@ -3,30 +3,27 @@
 
 #include "read_file.h"
 
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-robocache_status rc_io_text_load_head(const char *path, size_t max, rc_io_text *t, int *whole,
-                                      rc_io_err *err) {
+robocache_status rc_io_text_load(const char *path, rc_io_text *t, rc_io_err *err) {
   memset(t, 0, sizeof *t);
   t->path = path;
-  robocache_status s = rc_io_read_head(path, max, &t->buf, &t->size, whole, err);
-  if (s == ROBOCACHE_OK && memchr(t->buf, '\0', t->size)) {
-    rc_io_text_free(t);
-    return rc_io_fail(err, ROBOCACHE_INVALID_ARGUMENT, "%s: contains NUL bytes (not a text file)",
-                      path);
+  robocache_status s = rc_io_read_file(path, &t->buf, &t->size, err);
+  if (s != ROBOCACHE_OK) return s;
+  static const char bom[3] = {'\xEF', '\xBB', '\xBF'}; /* UTF-8 byte order mark */
+  if (t->size >= 3 && memcmp(t->buf, bom, 3) == 0) {
+    t->size -= 3;
+    memmove(t->buf, t->buf + 3, t->size + 1);
   }
-  if (s == ROBOCACHE_OK && !*whole) { /* up to the last complete line */
-    while (t->size > 0 && t->buf[t->size - 1] != '\n') t->size--;
-    t->buf[t->size] = '\0';
-  }
-  return s;
+  return ROBOCACHE_OK;
 }
 
-robocache_status rc_io_text_load(const char *path, rc_io_text *t, rc_io_err *err) {
-  int whole = 0;
-  return rc_io_text_load_head(path, SIZE_MAX - 1, t, &whole, err);
+robocache_status rc_io_text_check(const rc_io_text *t, rc_io_err *err) {
+  if (memchr(t->buf, '\0', t->size))
+    return rc_io_fail(err, ROBOCACHE_INVALID_ARGUMENT, "%s: contains NUL bytes (not a text file)",
+                      t->path);
+  return ROBOCACHE_OK;
 }
 
 void rc_io_text_free(rc_io_text *t) {

@@ -16,14 +16,12 @@ typedef struct rc_io_text {
   const char *path;
 } rc_io_text;
 
-/* Loads path. Errors: IO_ERROR "cannot open 'path': reason" or "read error";
- * INVALID_ARGUMENT "path: contains NUL bytes (not a text file)". */
+/* Loads path (read_file.h: read once, bounded when not a regular file) and
+ * skips a UTF-8 byte order mark at its start. Errors: those of
+ * rc_io_read_file. */
 robocache_status rc_io_text_load(const char *path, rc_io_text *t, rc_io_err *err);
-/* As rc_io_text_load for the lines within the first `max` bytes of path (a
- * line that the limit cuts is left out); *whole = 1 when that is the whole
- * file. */
-robocache_status rc_io_text_load_head(const char *path, size_t max, rc_io_text *t, int *whole,
-                                      rc_io_err *err);
+/* INVALID_ARGUMENT "path: contains NUL bytes (not a text file)". */
+robocache_status rc_io_text_check(const rc_io_text *t, rc_io_err *err);
 void rc_io_text_free(rc_io_text *t);
 
 /* The next line without its "\n" / "\r\n", or NULL at the end of the file.
