@@ -85,8 +85,13 @@ ROBOCACHE_API void robocache_ctx_free(robocache_ctx *ctx);
 /* Detail of the last error raised through this context ("" when none).
  * Valid until the next call on ctx. ctx may be NULL (thread default). */
 ROBOCACHE_API const char *robocache_ctx_error_message(const robocache_ctx *ctx);
+/* Most CPU threads a context may be given. */
+#define ROBOCACHE_MAX_THREADS 1024
+
 /* Number of CPU threads (OpenMP) the CPU backend uses; 0 = all cores
- * (default). Negative -> INVALID_ARGUMENT. */
+ * (default; the OpenMP default team size, at most ROBOCACHE_MAX_THREADS).
+ * Outside 0..ROBOCACHE_MAX_THREADS -> INVALID_ARGUMENT naming the bound (the
+ * setting is then unchanged). */
 ROBOCACHE_API robocache_status robocache_ctx_set_num_threads(robocache_ctx *ctx, int num_threads);
 /* CUDA stream (a cudaStream_t passed as void*) on which kernels launch;
  * NULL = the legacy default stream. Ignored by the CPU backend. */
