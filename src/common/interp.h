@@ -17,12 +17,15 @@
  *      (padded targets, decided by the backend) writes 0, RC_TGT_ERROR
  *      reports an EXTRAP_ERROR target (rc_align_target_error).
  *
- * Semantics (DESIGN §1.1 and the brief):
+ * Semantics (DESIGN §1.1):
  *   - in range iff t[0] <= x <= t[n-1] (times already shifted by
- *     time_offset); i0 = largest i with t[i] <= x; x == t[i0] -> sample i0;
+ *     time_offset), widened by tolerance for nearest / previous / next: a
+ *     target outside within tolerance of t[0] or t[n-1] takes that sample
+ *     and is valid; i0 = largest i with t[i] <= x; x == t[i0] -> sample i0;
  *     else i1 = i0 + 1, w = (x - t[i0]) / (t[i1] - t[i0]) (int64 differences
  *     exact, then converted to double).
- *   - nearest: the earlier sample when x is exactly halfway.
+ *   - nearest: the earlier sample when x is exactly halfway (as LeRobot's
+ *     argmin over the frames, which takes the first of equal distances).
  *   - out of range: valid 0; clamp -> edge sample; fill; extrapolate ->
  *     linear/slerp from the edge pair (w < 0 or > 1; n == 1 as clamp),
  *     nearest/previous/next as clamp; error.
@@ -91,6 +94,8 @@ typedef struct rc_bracket {
   int32_t over_gap;     /* INSIDE: max_gap_ns > 0 and t[i0+1] - t[i0] > max_gap */
   int32_t far0, far1;   /* INSIDE: tolerance_ns > 0 and x - t[i0] (resp.
                            t[i0+1] - x) > tolerance */
+  int32_t near_edge;    /* BELOW / ABOVE: tolerance_ns > 0 and x within
+                           tolerance of t[0] (resp. t[n-1]) */
   double w;             /* INSIDE: (x - t[i0]) / (t[i0+1] - t[i0]); BELOW /
                            ABOVE with n >= 2: the same formula on the edge
                            pair (0,1) / (n-2,n-1); else 0 */
@@ -185,18 +190,20 @@ RC_HD rc_bracket rc_bracket_at_i64(const robocache_interp_options *o, const int6
   int64_t off = o->time_offset_ns;
   r.n = n;
   r.i0 = i0;
-  r.first_nearer = r.over_gap = r.far0 = r.far1 = 0;
+  r.first_nearer = r.over_gap = r.far0 = r.far1 = r.near_edge = 0;
   r.w = 0.0;
   int64_t a = r.i0; /* first sample of the pair giving w */
   if (r.i0 < 0) {
     r.pos = RC_POS_BELOW;
     a = 0;
+    r.near_edge = o->tolerance_ns > 0 && t[0] + off - x <= o->tolerance_ns;
   } else if (t[r.i0 * st] + off == x) {
     r.pos = RC_POS_ON;
     return r;
   } else if (r.i0 == n - 1) {
     r.pos = RC_POS_ABOVE;
     a = n - 2;
+    r.near_edge = o->tolerance_ns > 0 && x - (t[r.i0 * st] + off) <= o->tolerance_ns;
   } else {
     r.pos = RC_POS_INSIDE;
   }
@@ -230,18 +237,21 @@ RC_HD rc_bracket rc_bracket_at_f64(const robocache_interp_options *o, int32_t dt
   double off = (double)o->time_offset_ns * 1e-9;
   r.n = n;
   r.i0 = i0;
-  r.first_nearer = r.over_gap = r.far0 = r.far1 = 0;
+  r.first_nearer = r.over_gap = r.far0 = r.far1 = r.near_edge = 0;
   r.w = 0.0;
   int64_t a = r.i0;
+  const double tol = (double)o->tolerance_ns * 1e-9;
   if (r.i0 < 0) {
     r.pos = RC_POS_BELOW;
     a = 0;
+    r.near_edge = o->tolerance_ns > 0 && rc_time_f64(dtype, t, st, 0, off) - x <= tol;
   } else if (rc_time_f64(dtype, t, st, r.i0, off) == x) {
     r.pos = RC_POS_ON;
     return r;
   } else if (r.i0 == n - 1) {
     r.pos = RC_POS_ABOVE;
     a = n - 2;
+    r.near_edge = o->tolerance_ns > 0 && x - rc_time_f64(dtype, t, st, r.i0, off) <= tol;
   } else {
     r.pos = RC_POS_INSIDE;
   }
@@ -251,8 +261,8 @@ RC_HD rc_bracket rc_bracket_at_f64(const robocache_interp_options *o, int32_t dt
   if (r.pos == RC_POS_INSIDE) {
     r.first_nearer = x - t0 <= t1 - x;
     r.over_gap = o->max_gap_ns > 0 && t1 - t0 > (double)o->max_gap_ns * 1e-9;
-    r.far0 = o->tolerance_ns > 0 && x - t0 > (double)o->tolerance_ns * 1e-9;
-    r.far1 = o->tolerance_ns > 0 && t1 - x > (double)o->tolerance_ns * 1e-9;
+    r.far0 = o->tolerance_ns > 0 && x - t0 > tol;
+    r.far1 = o->tolerance_ns > 0 && t1 - x > tol;
   }
   return r;
 }
@@ -315,6 +325,7 @@ RC_HD rc_target rc_target_decide(const robocache_interp_options *o, rc_bracket b
   if (br.pos == RC_POS_ON) return rc_target_sample(br.i0, 1, 1);
   if (br.pos != RC_POS_INSIDE) {
     int64_t edge = br.pos == RC_POS_BELOW ? 0 : br.n - 1;
+    if (br.near_edge && !interpolating) return rc_target_sample(edge, 1, 1);
     rc_target fb = rc_target_sample(edge, 0, 0);
     if (ex == ROBOCACHE_EXTRAP_EXTRAPOLATE && interpolating && br.n >= 2)
       fb = rc_target_interp(br.pos == RC_POS_BELOW ? 0 : br.n - 2, br.w, 0, 0);
