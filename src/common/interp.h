@@ -47,6 +47,7 @@
 #include <stdint.h>
 
 #include "common/dtype.h"
+#include "common/lerp.h" /* rc_lerp_f32 / rc_lerp_f64 */
 
 /* 2^62 ns, about 146 years: the bound on int64 ns times and offsets
  * (rc_time_in_range). */
@@ -346,10 +347,6 @@ RC_HD rc_target rc_target_decide(const robocache_interp_options *o, rc_bracket b
   return value;
 }
 
-/* Linear interpolation a + w (b - a) in float and in double. */
-RC_HD float rc_lerp_f32(float a, float b, float w) { return a + w * (b - a); }
-RC_HD double rc_lerp_f64(double a, double b, double w) { return a + w * (b - a); }
-
 /* Threshold on |dot(q0, q1)| above which slerp falls back to nlerp. */
 #define RC_SLERP_NLERP_DOT 0.9995
 
@@ -358,19 +355,20 @@ RC_HD double rc_lerp_f64(double a, double b, double w) { return a + w * (b - a);
  * renormalised. w outside [0,1] extrapolates along the same great circle.
  * The 4 components may be in xyzw or wxyz order: every operation here is the
  * same on each component, so the order does not matter. out may alias q0/q1.
- * Defined for float (rc_slerp_f32, float arithmetic) and double
- * (rc_slerp_f64). */
+ * The dot product, and with it the choice of arc and of slerp or nlerp, is
+ * computed in double in the order q0[0] q1[0] + ... + q0[3] q1[3], exactly as
+ * the reference backend computes it: two quaternions almost 90 degrees apart
+ * (dot near 0) get the same arc in every backend. The rest is in float
+ * (rc_slerp_f32) or double (rc_slerp_f64). */
 #define RC_DEFINE_SLERP(NAME, T, ACOS, SIN, SQRT)                                                  \
   RC_HD void NAME(const T *q0, const T *q1, T w, T *out) {                                         \
-    T d = q0[0] * q1[0] + q0[1] * q1[1] + q0[2] * q1[2] + q0[3] * q1[3];                           \
-    T sign = (T)1;                                                                                 \
-    if (d < (T)0) {                                                                                \
-      d = -d;                                                                                      \
-      sign = (T)-1;                                                                                \
-    }                                                                                              \
+    double dd = 0.0;                                                                               \
+    for (int i = 0; i < 4; i++) dd += (double)q0[i] * (double)q1[i];                               \
+    const T sign = dd < 0.0 ? (T)-1 : (T)1;                                                        \
+    dd = dd < 0.0 ? -dd : dd;                                                                      \
     T c0 = (T)1 - w, c1 = w;                                                                       \
-    if (d <= (T)RC_SLERP_NLERP_DOT) {                                                              \
-      T theta = ACOS(d), inv = (T)1 / SIN(theta);                                                  \
+    if (dd <= RC_SLERP_NLERP_DOT) {                                                                \
+      T theta = ACOS((T)dd), inv = (T)1 / SIN(theta);                                              \
       c0 = SIN(((T)1 - w) * theta) * inv;                                                          \
       c1 = SIN(w * theta) * inv;                                                                   \
     }                                                                                              \
