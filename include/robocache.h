@@ -311,12 +311,17 @@ ROBOCACHE_API robocache_status robocache_streams_span(robocache_ctx *ctx,
                                                       int64_t *start_ns, int64_t *end_ns);
 
 /* Number of points of the uniform grid t_i = start_ns + llround(i * 1e9 /
- * rate_hz), i = 0.., t_i <= end_ns. 0 when end_ns < start_ns or rate_hz is
- * not a positive finite number. */
+ * rate_hz), i = 0.., t_i <= end_ns (t_0 = start_ns, also when the period
+ * 1e9 / rate_hz is longer than the span or infinite). 0 when end_ns <
+ * start_ns, start_ns or end_ns is outside +-2^62 ns, or rate_hz is not a
+ * positive finite number; INT64_MAX when the grid has more points than
+ * that (rate_hz far above 1e9 Hz over a long span). */
 ROBOCACHE_API int64_t robocache_uniform_grid_count(int64_t start_ns, int64_t end_ns,
                                                    double rate_hz);
 /* Writes the grid above into out[0..count) (count from
- * robocache_uniform_grid_count). capacity < count -> CAPACITY_EXCEEDED. */
+ * robocache_uniform_grid_count). Errors: INVALID_ARGUMENT (rate_hz not a
+ * positive finite number, start_ns / end_ns outside +-2^62 ns, out NULL),
+ * CAPACITY_EXCEEDED when capacity < count (the message gives the count). */
 ROBOCACHE_API robocache_status robocache_uniform_grid(robocache_ctx *ctx, int64_t start_ns,
                                                       int64_t end_ns, double rate_hz, int64_t *out,
                                                       int64_t capacity);
