@@ -462,7 +462,10 @@ ROBOCACHE_API robocache_status robocache_voxelize_hard_packed(
  *            out_offsets[b+1]-1 (written).
  * CAPACITY_EXCEEDED when capacity < the number of non-empty voxels (then
  * stats->voxels_nonempty holds the number needed). INVALID_ARGUMENT also when
- * a cloud's extent / leaf needs more than 2^62 voxels. */
+ * a cloud's extent / leaf needs more than 2^62 voxels, or (no range) when
+ * 1 / voxel_size is not a finite float32 (a leaf below about 2.9e-39). PCL
+ * voxel indices are exact integers whatever the extent (no point of the
+ * cloud is dropped). */
 ROBOCACHE_API robocache_status robocache_voxel_downsample(
     robocache_ctx *ctx, const robocache_tensor *points, const robocache_tensor *offsets,
     const float voxel_size[3], const float *point_cloud_range, robocache_tensor *out,

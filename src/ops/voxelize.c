@@ -155,6 +155,11 @@ static robocache_status build_problem(robocache_ctx *ctx, rc_voxel_op op,
                       "voxel_size[%d] (%s) must be > 0 and finite, got %g", a, axis_name(a),
                       (double)voxel_size[a]);
     p->keyer.inv_leaf[a] = 1.0f / voxel_size[a];
+    if (!isfinite(p->keyer.inv_leaf[a]))
+      return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT,
+                      "voxel_size[%d] (%s) = %g is too small for a PCL grid (no "
+                      "point_cloud_range): 1 / voxel_size is not a finite float32",
+                      a, axis_name(a), (double)voxel_size[a]);
     p->keyer.size[a] = voxel_size[a];
   }
   return ROBOCACHE_OK;
