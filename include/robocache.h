@@ -21,6 +21,11 @@
  *     row and index (the GPU's unchecked mode does not check).
  *   - Shapes: B batch rows, S source samples, T targets, D channels,
  *     K streams, N points, C point columns.
+ *   - Sizes: a tensor whose shape and strides reach more than PTRDIFF_MAX
+ *     bytes past its first element is INVALID_ARGUMENT; an output a call
+ *     would fill (or a float64 work array it needs) of more than PTRDIFF_MAX
+ *     bytes is OUT_OF_MEMORY, the shape and element count in the message.
+ *     Nothing is written then.
  */
 #ifndef ROBOCACHE_H
 #define ROBOCACHE_H
