@@ -21,6 +21,11 @@
  *     row and index (the GPU's unchecked mode does not check).
  *   - Shapes: B batch rows, S source samples, T targets, D channels,
  *     K streams, N points, C point columns.
+ *   - Sizes: a tensor whose shape and strides reach more than PTRDIFF_MAX
+ *     bytes past its first element is INVALID_ARGUMENT; an output a call
+ *     would fill (or a float64 work array it needs) of more than PTRDIFF_MAX
+ *     bytes is OUT_OF_MEMORY, the shape and element count in the message.
+ *     Nothing is written then.
  */
 #ifndef ROBOCACHE_H
 #define ROBOCACHE_H
@@ -85,8 +90,13 @@ ROBOCACHE_API void robocache_ctx_free(robocache_ctx *ctx);
 /* Detail of the last error raised through this context ("" when none).
  * Valid until the next call on ctx. ctx may be NULL (thread default). */
 ROBOCACHE_API const char *robocache_ctx_error_message(const robocache_ctx *ctx);
+/* Most CPU threads a context may be given. */
+#define ROBOCACHE_MAX_THREADS 1024
+
 /* Number of CPU threads (OpenMP) the CPU backend uses; 0 = all cores
- * (default). Negative -> INVALID_ARGUMENT. */
+ * (default; the OpenMP default team size, at most ROBOCACHE_MAX_THREADS).
+ * Outside 0..ROBOCACHE_MAX_THREADS -> INVALID_ARGUMENT naming the bound (the
+ * setting is then unchanged). */
 ROBOCACHE_API robocache_status robocache_ctx_set_num_threads(robocache_ctx *ctx, int num_threads);
 /* CUDA stream (a cudaStream_t passed as void*) on which kernels launch;
  * NULL = the legacy default stream. Ignored by the CPU backend. */
@@ -306,12 +316,17 @@ ROBOCACHE_API robocache_status robocache_streams_span(robocache_ctx *ctx,
                                                       int64_t *start_ns, int64_t *end_ns);
 
 /* Number of points of the uniform grid t_i = start_ns + llround(i * 1e9 /
- * rate_hz), i = 0.., t_i <= end_ns. 0 when end_ns < start_ns or rate_hz is
- * not a positive finite number. */
+ * rate_hz), i = 0.., t_i <= end_ns (t_0 = start_ns, also when the period
+ * 1e9 / rate_hz is longer than the span or infinite). 0 when end_ns <
+ * start_ns, start_ns or end_ns is outside +-2^62 ns, or rate_hz is not a
+ * positive finite number; INT64_MAX when the grid has more points than
+ * that (rate_hz far above 1e9 Hz over a long span). */
 ROBOCACHE_API int64_t robocache_uniform_grid_count(int64_t start_ns, int64_t end_ns,
                                                    double rate_hz);
 /* Writes the grid above into out[0..count) (count from
- * robocache_uniform_grid_count). capacity < count -> CAPACITY_EXCEEDED. */
+ * robocache_uniform_grid_count). Errors: INVALID_ARGUMENT (rate_hz not a
+ * positive finite number, start_ns / end_ns outside +-2^62 ns, out NULL),
+ * CAPACITY_EXCEEDED when capacity < count (the message gives the count). */
 ROBOCACHE_API robocache_status robocache_uniform_grid(robocache_ctx *ctx, int64_t start_ns,
                                                       int64_t end_ns, double rate_hz, int64_t *out,
                                                       int64_t capacity);
@@ -452,7 +467,10 @@ ROBOCACHE_API robocache_status robocache_voxelize_hard_packed(
  *            out_offsets[b+1]-1 (written).
  * CAPACITY_EXCEEDED when capacity < the number of non-empty voxels (then
  * stats->voxels_nonempty holds the number needed). INVALID_ARGUMENT also when
- * a cloud's extent / leaf needs more than 2^62 voxels. */
+ * a cloud's extent / leaf needs more than 2^62 voxels, or (no range) when
+ * 1 / voxel_size is not a finite float32 (a leaf below about 2.9e-39). PCL
+ * voxel indices are exact integers whatever the extent (no point of the
+ * cloud is dropped). */
 ROBOCACHE_API robocache_status robocache_voxel_downsample(
     robocache_ctx *ctx, const robocache_tensor *points, const robocache_tensor *offsets,
     const float voxel_size[3], const float *point_cloud_range, robocache_tensor *out,

@@ -17,12 +17,15 @@
  *      (padded targets, decided by the backend) writes 0, RC_TGT_ERROR
  *      reports an EXTRAP_ERROR target (rc_align_target_error).
  *
- * Semantics (DESIGN §1.1 and the brief):
+ * Semantics (DESIGN §1.1):
  *   - in range iff t[0] <= x <= t[n-1] (times already shifted by
- *     time_offset); i0 = largest i with t[i] <= x; x == t[i0] -> sample i0;
+ *     time_offset), widened by tolerance for nearest / previous / next: a
+ *     target outside within tolerance of t[0] or t[n-1] takes that sample
+ *     and is valid; i0 = largest i with t[i] <= x; x == t[i0] -> sample i0;
  *     else i1 = i0 + 1, w = (x - t[i0]) / (t[i1] - t[i0]) (int64 differences
  *     exact, then converted to double).
- *   - nearest: the earlier sample when x is exactly halfway.
+ *   - nearest: the earlier sample when x is exactly halfway (as LeRobot's
+ *     argmin over the frames, which takes the first of equal distances).
  *   - out of range: valid 0; clamp -> edge sample; fill; extrapolate ->
  *     linear/slerp from the edge pair (w < 0 or > 1; n == 1 as clamp),
  *     nearest/previous/next as clamp; error.
@@ -44,6 +47,7 @@
 #include <stdint.h>
 
 #include "common/dtype.h"
+#include "common/lerp.h" /* rc_lerp_f32 / rc_lerp_f64 */
 
 /* 2^62 ns, about 146 years: the bound on int64 ns times and offsets
  * (rc_time_in_range). */
@@ -91,6 +95,8 @@ typedef struct rc_bracket {
   int32_t over_gap;     /* INSIDE: max_gap_ns > 0 and t[i0+1] - t[i0] > max_gap */
   int32_t far0, far1;   /* INSIDE: tolerance_ns > 0 and x - t[i0] (resp.
                            t[i0+1] - x) > tolerance */
+  int32_t near_edge;    /* BELOW / ABOVE: tolerance_ns > 0 and x within
+                           tolerance of t[0] (resp. t[n-1]) */
   double w;             /* INSIDE: (x - t[i0]) / (t[i0+1] - t[i0]); BELOW /
                            ABOVE with n >= 2: the same formula on the edge
                            pair (0,1) / (n-2,n-1); else 0 */
@@ -185,18 +191,20 @@ RC_HD rc_bracket rc_bracket_at_i64(const robocache_interp_options *o, const int6
   int64_t off = o->time_offset_ns;
   r.n = n;
   r.i0 = i0;
-  r.first_nearer = r.over_gap = r.far0 = r.far1 = 0;
+  r.first_nearer = r.over_gap = r.far0 = r.far1 = r.near_edge = 0;
   r.w = 0.0;
   int64_t a = r.i0; /* first sample of the pair giving w */
   if (r.i0 < 0) {
     r.pos = RC_POS_BELOW;
     a = 0;
+    r.near_edge = o->tolerance_ns > 0 && t[0] + off - x <= o->tolerance_ns;
   } else if (t[r.i0 * st] + off == x) {
     r.pos = RC_POS_ON;
     return r;
   } else if (r.i0 == n - 1) {
     r.pos = RC_POS_ABOVE;
     a = n - 2;
+    r.near_edge = o->tolerance_ns > 0 && x - (t[r.i0 * st] + off) <= o->tolerance_ns;
   } else {
     r.pos = RC_POS_INSIDE;
   }
@@ -230,18 +238,21 @@ RC_HD rc_bracket rc_bracket_at_f64(const robocache_interp_options *o, int32_t dt
   double off = (double)o->time_offset_ns * 1e-9;
   r.n = n;
   r.i0 = i0;
-  r.first_nearer = r.over_gap = r.far0 = r.far1 = 0;
+  r.first_nearer = r.over_gap = r.far0 = r.far1 = r.near_edge = 0;
   r.w = 0.0;
   int64_t a = r.i0;
+  const double tol = (double)o->tolerance_ns * 1e-9;
   if (r.i0 < 0) {
     r.pos = RC_POS_BELOW;
     a = 0;
+    r.near_edge = o->tolerance_ns > 0 && rc_time_f64(dtype, t, st, 0, off) - x <= tol;
   } else if (rc_time_f64(dtype, t, st, r.i0, off) == x) {
     r.pos = RC_POS_ON;
     return r;
   } else if (r.i0 == n - 1) {
     r.pos = RC_POS_ABOVE;
     a = n - 2;
+    r.near_edge = o->tolerance_ns > 0 && x - rc_time_f64(dtype, t, st, r.i0, off) <= tol;
   } else {
     r.pos = RC_POS_INSIDE;
   }
@@ -251,8 +262,8 @@ RC_HD rc_bracket rc_bracket_at_f64(const robocache_interp_options *o, int32_t dt
   if (r.pos == RC_POS_INSIDE) {
     r.first_nearer = x - t0 <= t1 - x;
     r.over_gap = o->max_gap_ns > 0 && t1 - t0 > (double)o->max_gap_ns * 1e-9;
-    r.far0 = o->tolerance_ns > 0 && x - t0 > (double)o->tolerance_ns * 1e-9;
-    r.far1 = o->tolerance_ns > 0 && t1 - x > (double)o->tolerance_ns * 1e-9;
+    r.far0 = o->tolerance_ns > 0 && x - t0 > tol;
+    r.far1 = o->tolerance_ns > 0 && t1 - x > tol;
   }
   return r;
 }
@@ -315,6 +326,7 @@ RC_HD rc_target rc_target_decide(const robocache_interp_options *o, rc_bracket b
   if (br.pos == RC_POS_ON) return rc_target_sample(br.i0, 1, 1);
   if (br.pos != RC_POS_INSIDE) {
     int64_t edge = br.pos == RC_POS_BELOW ? 0 : br.n - 1;
+    if (br.near_edge && !interpolating) return rc_target_sample(edge, 1, 1);
     rc_target fb = rc_target_sample(edge, 0, 0);
     if (ex == ROBOCACHE_EXTRAP_EXTRAPOLATE && interpolating && br.n >= 2)
       fb = rc_target_interp(br.pos == RC_POS_BELOW ? 0 : br.n - 2, br.w, 0, 0);
@@ -335,10 +347,6 @@ RC_HD rc_target rc_target_decide(const robocache_interp_options *o, rc_bracket b
   return value;
 }
 
-/* Linear interpolation a + w (b - a) in float and in double. */
-RC_HD float rc_lerp_f32(float a, float b, float w) { return a + w * (b - a); }
-RC_HD double rc_lerp_f64(double a, double b, double w) { return a + w * (b - a); }
-
 /* Threshold on |dot(q0, q1)| above which slerp falls back to nlerp. */
 #define RC_SLERP_NLERP_DOT 0.9995
 
@@ -347,19 +355,20 @@ RC_HD double rc_lerp_f64(double a, double b, double w) { return a + w * (b - a);
  * renormalised. w outside [0,1] extrapolates along the same great circle.
  * The 4 components may be in xyzw or wxyz order: every operation here is the
  * same on each component, so the order does not matter. out may alias q0/q1.
- * Defined for float (rc_slerp_f32, float arithmetic) and double
- * (rc_slerp_f64). */
+ * The dot product, and with it the choice of arc and of slerp or nlerp, is
+ * computed in double in the order q0[0] q1[0] + ... + q0[3] q1[3], exactly as
+ * the reference backend computes it: two quaternions almost 90 degrees apart
+ * (dot near 0) get the same arc in every backend. The rest is in float
+ * (rc_slerp_f32) or double (rc_slerp_f64). */
 #define RC_DEFINE_SLERP(NAME, T, ACOS, SIN, SQRT)                                                  \
   RC_HD void NAME(const T *q0, const T *q1, T w, T *out) {                                         \
-    T d = q0[0] * q1[0] + q0[1] * q1[1] + q0[2] * q1[2] + q0[3] * q1[3];                           \
-    T sign = (T)1;                                                                                 \
-    if (d < (T)0) {                                                                                \
-      d = -d;                                                                                      \
-      sign = (T)-1;                                                                                \
-    }                                                                                              \
+    double dd = 0.0;                                                                               \
+    for (int i = 0; i < 4; i++) dd += (double)q0[i] * (double)q1[i];                               \
+    const T sign = dd < 0.0 ? (T)-1 : (T)1;                                                        \
+    dd = dd < 0.0 ? -dd : dd;                                                                      \
     T c0 = (T)1 - w, c1 = w;                                                                       \
-    if (d <= (T)RC_SLERP_NLERP_DOT) {                                                              \
-      T theta = ACOS(d), inv = (T)1 / SIN(theta);                                                  \
+    if (dd <= RC_SLERP_NLERP_DOT) {                                                                \
+      T theta = ACOS((T)dd), inv = (T)1 / SIN(theta);                                              \
       c0 = SIN(((T)1 - w) * theta) * inv;                                                          \
       c1 = SIN(w * theta) * inv;                                                                   \
     }                                                                                              \

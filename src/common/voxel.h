@@ -26,14 +26,15 @@ typedef struct rc_voxel_keyer {
 } rc_voxel_keyer;
 
 /* Index on one axis of the point_cloud_range grid, floor((p - lo) / size)
- * in f32; 0 when out of range. With v = (p - lo) / size and an integer grid,
- * 0 <= floor(v) < grid exactly when 0 <= v < grid (NaN fails both), and for
- * v >= 0 floor(v) is the truncation (int64_t)v: no floorf call needed. */
+ * in f32; 0 when out of range. With v = (p - lo) / size, floor(v) >= 0
+ * exactly when v >= 0 (NaN fails), and for v >= 0 floor(v) is the
+ * truncation (int64_t)v: no floorf call needed. The index is compared with
+ * the grid as an integer (a grid above 2^24 voxels is not a float). */
 RC_HD int rc_voxel_axis(float p, float lo, float size, int64_t grid, int64_t *idx) {
-  float v = (p - lo) / size;
-  if (!(v >= 0.0f && v < (float)grid)) return 0;
+  const float v = (p - lo) / size;
+  if (!(v >= 0.0f && v < 9.2e18f)) return 0;
   *idx = (int64_t)v;
-  return 1;
+  return *idx < grid;
 }
 
 /* floorf(x) for finite x (the sign of a zero result may differ), inline:
@@ -49,9 +50,10 @@ RC_HD float rc_floorf(float x) {
 
 /* Completes the PCL keyer *k of a cloud whose finite points span lo[a] ..
  * hi[a] on axis a (lo[a] > hi[a]: no finite point, any grid will do): the
- * grid from floor(lo * inv_leaf) to floor(hi * inv_leaf). Returns -1, or the
- * first axis at which the grid passes RC_VOXEL_MAX_KEYS voxels (*k then
- * only partly set). */
+ * grid from floor(lo * inv_leaf) to floor(hi * inv_leaf), its extent
+ * counted exactly in int64 (the floors are integers, in float, that may be
+ * far apart). Returns -1, or the first axis at which the grid passes
+ * RC_VOXEL_MAX_KEYS voxels (*k then only partly set). */
 RC_HD int rc_voxel_pcl_keyer(rc_voxel_keyer *k, const float lo[3], const float hi[3]) {
   double total = 1.0;
   for (int a = 0; a < 3; a++) {
@@ -61,13 +63,13 @@ RC_HD int rc_voxel_pcl_keyer(rc_voxel_keyer *k, const float lo[3], const float h
       continue;
     }
     const float minb = rc_floorf(lo[a] * k->inv_leaf[a]), maxb = rc_floorf(hi[a] * k->inv_leaf[a]);
-    const double extent = (double)(maxb - minb) + 1.0;
-    total *= extent;
-    if (fabs((double)minb) >= RC_VOXEL_MAX_KEYS || fabs((double)maxb) >= RC_VOXEL_MAX_KEYS ||
-        total > RC_VOXEL_MAX_KEYS)
+    if (!(fabs((double)minb) < RC_VOXEL_MAX_KEYS && fabs((double)maxb) < RC_VOXEL_MAX_KEYS))
       return a;
+    const int64_t extent = (int64_t)maxb - (int64_t)minb + 1;
+    total *= (double)extent;
+    if (total > RC_VOXEL_MAX_KEYS) return a;
     k->lo[a] = minb;
-    k->grid[a] = (int64_t)extent;
+    k->grid[a] = extent;
   }
   return -1;
 }
@@ -79,8 +81,8 @@ RC_HD int rc_voxel_locate(const rc_voxel_keyer *k, float x, float y, float z, in
   if (!(isfinite(x) && isfinite(y) && isfinite(z))) return RC_VOXEL_NONFINITE;
   const float p[3] = {x, y, z};
   for (int a = 0; a < 3; a++) {
-    if (k->pcl) {
-      ijk[a] = (int64_t)(rc_floorf(p[a] * k->inv_leaf[a]) - k->lo[a]);
+    if (k->pcl) { /* exact in int64: the floats are integers */
+      ijk[a] = (int64_t)rc_floorf(p[a] * k->inv_leaf[a]) - (int64_t)k->lo[a];
     } else if (!rc_voxel_axis(p[a], k->lo[a], k->size[a], k->grid[a], &ijk[a])) {
       return RC_VOXEL_RANGE;
     }

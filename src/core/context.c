@@ -36,8 +36,8 @@ robocache_ctx *rc_ctx(robocache_ctx *ctx) {
 
 int rc_ctx_threads(robocache_ctx *ctx) {
 #ifdef _OPENMP
-  const int t = rc_ctx(ctx)->num_threads;
-  return t > 0 ? t : omp_get_max_threads();
+  const int t = rc_ctx(ctx)->num_threads, all = omp_get_max_threads();
+  return t > 0 ? t : all < ROBOCACHE_MAX_THREADS ? all : ROBOCACHE_MAX_THREADS;
 #else
   (void)ctx;
   return 1;
@@ -58,9 +58,10 @@ void robocache_ctx_free(robocache_ctx *ctx) {
 }
 
 robocache_status robocache_ctx_set_num_threads(robocache_ctx *ctx, int num_threads) {
-  if (num_threads < 0)
-    return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT, "num_threads must be >= 0, got %d",
-                    num_threads);
+  if (num_threads < 0 || num_threads > ROBOCACHE_MAX_THREADS)
+    return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT,
+                    "num_threads must be in 0..%d (0: all cores; ROBOCACHE_MAX_THREADS), got %d",
+                    ROBOCACHE_MAX_THREADS, num_threads);
   rc_ctx(ctx)->num_threads = num_threads;
   return ROBOCACHE_OK;
 }

@@ -6,6 +6,7 @@
 #include "robocache.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #define RC_ERROR_LEN 512
 
@@ -63,12 +64,32 @@ typedef struct rc_view {
   int64_t strides[ROBOCACHE_MAX_DIMS];
 } rc_view;
 
-/* Number of elements of a view. */
+/* Number of elements of a view (INT64_MAX when the product of its shape
+ * does not fit in int64; rc_view_from accepts such a shape only with
+ * strides that keep the elements within RC_MAX_BYTES). */
 int64_t rc_view_numel(const rc_view *v);
 
+/* The largest number of bytes one buffer can hold (PTRDIFF_MAX). Every size
+ * the library computes (outputs, work arrays) is checked against it. */
+#define RC_MAX_BYTES ((int64_t)PTRDIFF_MAX)
+
+/* a * b for a, b >= 0, or -1 when the product passes RC_MAX_BYTES (or a or
+ * b is negative). */
+int64_t rc_mul_size(int64_t a, int64_t b);
+/* Bytes of a C-contiguous tensor of `shape` (ndim dims, non-negative) with
+ * esize-byte elements: 0 when a dimension is 0, -1 when it passes
+ * RC_MAX_BYTES. */
+int64_t rc_shape_bytes(int ndim, const int64_t *shape, size_t esize);
+/* OUT_OF_MEMORY, naming `what`, the shape and its number of elements,
+ * unless rc_shape_bytes(ndim, shape, esize) >= 0 (an output the library
+ * would have to fill). */
+robocache_status rc_check_output_size(robocache_ctx *ctx, const char *what, int ndim,
+                                      const int64_t *shape, size_t esize);
+
 /* Validates t (non-NULL, ndim in range, known dtype and device, non-negative
- * shape, data non-NULL when non-empty) and fills *v. `what` names the argument
- * in messages. */
+ * shape, data non-NULL when non-empty, elements within RC_MAX_BYTES of the
+ * first: sum of (shape - 1) * |stride| over the axes, times the element
+ * size) and fills *v. `what` names the argument in messages. */
 robocache_status rc_view_from(robocache_ctx *ctx, const robocache_tensor *t, const char *what,
                               rc_view *v);
 

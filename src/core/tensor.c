@@ -40,9 +40,24 @@ bool rc_dtype_is_time(int32_t dtype) {
 }
 
 int64_t rc_view_numel(const rc_view *v) {
-  int64_t n = 1;
-  for (int i = 0; i < v->ndim; i++) n *= v->shape[i];
-  return n;
+  const int64_t n = rc_shape_bytes(v->ndim, v->shape, 1);
+  return n < 0 ? INT64_MAX : n;
+}
+
+/* Bytes from the first element of v to the end of the farthest one (0 when
+ * empty), or -1 past RC_MAX_BYTES. */
+static int64_t view_extent(const rc_view *v) {
+  if (rc_shape_bytes(v->ndim, v->shape, 1) == 0) return 0;
+  int64_t last = 0; /* element offset of the farthest element */
+  for (int i = 0; i < v->ndim && last >= 0; i++) {
+    if (v->shape[i] == 1) continue;
+    const int64_t s = v->strides[i],
+                  span = s == INT64_MIN ? -1 : rc_mul_size(v->shape[i] - 1, s < 0 ? -s : s);
+    last = span < 0 || last > RC_MAX_BYTES - span ? -1 : last + span;
+  }
+  return last < 0 || last == RC_MAX_BYTES
+             ? -1
+             : rc_mul_size(last + 1, (int64_t)robocache_dtype_size(v->dtype));
 }
 
 robocache_status rc_view_from(robocache_ctx *ctx, const robocache_tensor *t, const char *what,
@@ -65,17 +80,22 @@ robocache_status rc_view_from(robocache_ctx *ctx, const robocache_tensor *t, con
   v->device_id = t->device_id;
   v->dtype = t->dtype;
   v->ndim = t->ndim;
-  int64_t stride = 1;
+  int64_t stride = 1; /* -1 once the C-contiguous strides pass RC_MAX_BYTES */
   for (int i = t->ndim - 1; i >= 0; i--) {
     if (t->shape[i] < 0)
       return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT, "%s: negative size %lld on axis %d", what,
                       (long long)t->shape[i], i);
     v->shape[i] = t->shape[i];
     v->strides[i] = t->strides ? t->strides[i] : stride;
-    stride *= t->shape[i] > 0 ? t->shape[i] : 1;
+    if (stride >= 0) stride = rc_mul_size(stride, t->shape[i] > 0 ? t->shape[i] : 1);
   }
   if (!v->data && rc_view_numel(v) > 0)
     return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT, "%s: data is NULL", what);
+  if ((!t->strides && stride < 0 && rc_view_numel(v) > 0) || view_extent(v) < 0)
+    return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT,
+                    "%s: its elements span more than %.4g bytes (shape and strides of %d "
+                    "dimensions): no buffer is that large",
+                    what, (double)RC_MAX_BYTES, (int)v->ndim);
   return ROBOCACHE_OK;
 }
 

@@ -6,11 +6,25 @@
  * CPU has it, cpu/f16c.h). Arithmetic in float32 (float64 when values or out are
  * float64); a target on a sample copies it bit-exactly. Problems too small to
  * gain from threads run on the calling thread (cpu_serial). */
+#include <math.h>
 #include <string.h>
 
 #include "cpu/align_cpu_target.h"
 #include "cpu/f16c.h"
 #include "ops/align_error.h"
+
+/* o[d] = rc_lerp_f32(a[d], b[d], w) for d < D, in two loops that vectorise:
+ * the main formula, then a test for non-finite results (x - x is 0 only for
+ * finite x), which the few such channels redo. */
+static void lerp_run_f32(const float *restrict a, const float *restrict b, float w,
+                         float *restrict o, int64_t D) {
+  for (int64_t d = 0; d < D; d++) o[d] = rc_lerp_main_f32(a[d], b[d], w);
+  int finite = 1;
+  for (int64_t d = 0; d < D; d++) finite &= o[d] - o[d] == 0.0f;
+  if (!finite)
+    for (int64_t d = 0; d < D; d++)
+      if (!isfinite(o[d])) o[d] = rc_lerp_edge_f32(a[d], b[d], w);
+}
 
 /* float32 values and out with contiguous channels. v: row b of the values,
  * vs: its sample stride; o: the D outputs of the target. */
@@ -25,7 +39,7 @@ static void write_fast_f32(const rc_stream_view *s, const float *v, int64_t vs, 
     if (s->opt.method == ROBOCACHE_SLERP)
       for (int64_t d = 0; d < D; d += 4) rc_slerp_f32(a + d, b + d, w, o + d);
     else
-      for (int64_t d = 0; d < D; d++) o[d] = rc_lerp_f32(a[d], b[d], w);
+      lerp_run_f32(a, b, w, o, D);
     break;
   case RC_TGT_FILL:
     for (int64_t d = 0; d < D; d++) o[d] = fill;
@@ -161,9 +175,10 @@ static int64_t write_chunk(const rc_align_problem *p, int k, int64_t b, int64_t 
     rc_target tg = t >= count ? rc_target_padded() : cpu_target(p, s, b, t, &hint);
     if (tg.mode == RC_TGT_ERROR && err < 0) err = t;
     const int64_t ob = b * out->strides[0] + t * out->strides[1] + s->col * out->strides[2];
-    if (fast)
+    /* with D == 0, values and out may have NULL data: no pointer arithmetic on them */
+    if (fast && s->D > 0)
       write_fast_f32(s, (const float *)v->data + vb, v->strides[1], &tg, (float *)out->data + ob);
-    else
+    else if (s->D > 0)
       write(s, out, vb, ob, &tg);
     if (p->has_valid)
       ((uint8_t *)m->data)[b * m->strides[0] + t * m->strides[1] + k * m->strides[2]] =

@@ -14,7 +14,7 @@
  * to 8192. Entering a region costs ~0.5 us even with one thread; on 2 cores
  * two threads only start to win above ~8k (a few us of serial work). */
 static inline int cpu_serial(const rc_align_problem *p, int threads, int64_t tasks) {
-  return threads == 1 || tasks == 1 || p->B * p->T * (p->Dout + 8) <= 8192;
+  return threads == 1 || tasks == 1 || p->B * p->T <= 8192 / (p->Dout + 8);
 }
 
 /* Number of valid targets of row b. */

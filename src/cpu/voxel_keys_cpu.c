@@ -52,10 +52,15 @@ static void axis_pcl(float *restrict x, int32_t *restrict ix, int32_t *restrict 
   }
 }
 
+/* Whether the keyer's indices fit the int32 loops: range grids under 2^30
+ * voxels per axis (axis_range compares v with the grid as a float: exact,
+ * the grid being round((max - min) / size) in f32), PCL grids inside
+ * +-2^29. */
 static int fast_path(const rc_voxel_keyer *k) {
   for (int a = 0; a < 3; a++) {
     if (k->grid[a] >= (int64_t)1 << 30) return 0;
-    if (k->pcl && !(k->lo[a] > -PCL_LIMIT && k->lo[a] + (float)k->grid[a] < PCL_LIMIT)) return 0;
+    if (k->pcl && !(k->lo[a] > -PCL_LIMIT && (double)k->lo[a] + (double)k->grid[a] < PCL_LIMIT))
+      return 0;
   }
   return 1;
 }

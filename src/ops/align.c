@@ -148,9 +148,23 @@ static robocache_status build_problem(robocache_ctx *ctx, const robocache_stream
   for (int k = 0; k < num_streams; k++) {
     RC_TRY(build_stream(ctx, p, k, &streams[k], &streams_out[k]));
     streams_out[k].col = p->Dout;
+    if (streams_out[k].D > RC_MAX_BYTES - p->Dout)
+      return rc_error(ctx, ROBOCACHE_OUT_OF_MEMORY,
+                      "align: the channels of streams 0..%d add up to more than %.4g", k,
+                      (double)RC_MAX_BYTES);
     p->Dout += streams_out[k].D;
   }
   return ROBOCACHE_OK;
+}
+
+/* OUT_OF_MEMORY unless out [B,T,Dout] (the output the call fills, elements
+ * of out_esize bytes) and the B x T x K decisions fit in RC_MAX_BYTES. */
+static robocache_status check_sizes(robocache_ctx *ctx, const rc_align_problem *p,
+                                    const robocache_tensor *out, const char *what) {
+  const size_t esize = out ? robocache_dtype_size((robocache_dtype)out->dtype) : 0;
+  const int64_t shape[3] = {p->B, p->T, p->Dout}, decisions[3] = {p->B, p->T, p->K};
+  RC_TRY(rc_check_output_size(ctx, what, 3, shape, esize ? esize : 1));
+  return rc_check_output_size(ctx, "valid [B,T,K]", 3, decisions, 1);
 }
 
 static robocache_status check_out(robocache_ctx *ctx, rc_align_problem *p, robocache_tensor *out,
@@ -224,6 +238,7 @@ robocache_status robocache_align(robocache_ctx *ctx, const robocache_stream *str
   rc_align_problem p = {0};
   robocache_status s =
       build_problem(ctx, streams, num_streams, target_times, target_lengths, &p, views);
+  if (s == ROBOCACHE_OK) s = check_sizes(ctx, &p, out, "out [B,T,sum D]");
   if (s == ROBOCACHE_OK) s = check_out(ctx, &p, out, "out");
   if (s == ROBOCACHE_OK) s = check_valid(ctx, &p, valid, 0);
   if (s == ROBOCACHE_OK) s = dispatch(ctx, &p, &align_backends);
@@ -261,6 +276,7 @@ robocache_status robocache_resample(robocache_ctx *ctx, const robocache_tensor *
   rc_align_problem p = {0};
   RC_TRY(build_single(ctx, values, times, lengths, target_times, target_lengths, options, "values",
                       &p, &view));
+  RC_TRY(check_sizes(ctx, &p, out, "out [B,T,D]"));
   RC_TRY(check_out(ctx, &p, out, "out"));
   RC_TRY(check_valid(ctx, &p, valid, 1));
   return dispatch(ctx, &p, &align_backends);
@@ -281,6 +297,10 @@ robocache_status robocache_resample_backward(robocache_ctx *ctx, const robocache
   if (view.opt.method == ROBOCACHE_SLERP)
     return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT,
                     "resample_backward: method slerp has no gradient with respect to values");
+  const int64_t grad_shape[3] = {p.B, view.S, view.D};
+  RC_TRY(rc_check_output_size(ctx, "grad_values [B,S,D] (summed in float64)", 3, grad_shape,
+                              sizeof(double)));
+  RC_TRY(check_sizes(ctx, &p, grad_out, "grad_out [B,T,D]"));
   RC_TRY(check_out(ctx, &p, (robocache_tensor *)grad_out, "grad_out"));
   if (p.out.dtype != view.values.dtype ||
       (p.out.dtype != ROBOCACHE_DTYPE_F32 && p.out.dtype != ROBOCACHE_DTYPE_F64))

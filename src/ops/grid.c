@@ -6,14 +6,26 @@
 #include <math.h>
 #include <stdio.h>
 
+/* Whether grid point i exists: llround(i * period) <= span (span >= 0),
+ * evaluated without overflow (llround's result is only taken below 2^63). */
+static int point_exists(int64_t i, double period, int64_t span) {
+  const double x = round((double)i * period); /* llround's rounding: half away from zero */
+  return x < 9223372036854775808.0 && (int64_t)x <= span;
+}
+
 int64_t robocache_uniform_grid_count(int64_t start_ns, int64_t end_ns, double rate_hz) {
-  if (!(rate_hz > 0) || !isfinite(rate_hz) || end_ns < start_ns) return 0;
-  double period = 1e9 / rate_hz;
-  if (period > (double)(end_ns - start_ns)) return 1; /* only start; avoids llround overflow */
-  int64_t n = (int64_t)floor((double)(end_ns - start_ns) / period) + 1;
-  /* floor in double may be off by one at the edge: fix with the exact rule */
-  while (n > 1 && start_ns + llround((double)(n - 1) * period) > end_ns) n--;
-  while (start_ns + llround((double)n * period) <= end_ns) n++;
+  if (!(rate_hz > 0) || !isfinite(rate_hz) || end_ns < start_ns || !rc_time_in_range(start_ns, 0) ||
+      !rc_time_in_range(end_ns, 0))
+    return 0;
+  const int64_t span = end_ns - start_ns;  /* < 2^63: both within +-2^62 */
+  const double period = 1e9 / rate_hz;     /* may be inf for a subnormal rate */
+  if (!(period <= (double)span)) return 1; /* only start */
+  const double estimate = floor((double)span / period) + 1;
+  if (estimate >= 9.2e18) return INT64_MAX; /* more points than int64 counts */
+  /* the estimate in double may be off by a few points: the exact rule */
+  int64_t n = (int64_t)estimate;
+  while (n > 1 && !point_exists(n - 1, period, span)) n--;
+  while (n < INT64_MAX && point_exists(n, period, span)) n++;
   return n;
 }
 
@@ -22,15 +34,27 @@ robocache_status robocache_uniform_grid(robocache_ctx *ctx, int64_t start_ns, in
   rc_clear_error(ctx);
   if (!(rate_hz > 0) || !isfinite(rate_hz))
     return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT,
-                    "uniform_grid: rate_hz must be a positive number, got %g", rate_hz);
-  int64_t n = robocache_uniform_grid_count(start_ns, end_ns, rate_hz);
+                    "uniform_grid: rate_hz must be a positive finite number, got %g", rate_hz);
+  if (!rc_time_in_range(start_ns, 0) || !rc_time_in_range(end_ns, 0))
+    return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT,
+                    "uniform_grid: start_ns %lld and end_ns %lld must lie within +-2^62 ns",
+                    (long long)start_ns, (long long)end_ns);
+  const int64_t n = robocache_uniform_grid_count(start_ns, end_ns, rate_hz);
+  if (n == INT64_MAX)
+    return rc_error(ctx, ROBOCACHE_CAPACITY_EXCEEDED,
+                    "uniform_grid: %g Hz over %lld ns takes more than %lld targets (capacity "
+                    "%lld)",
+                    rate_hz, (long long)(end_ns - start_ns), (long long)INT64_MAX,
+                    (long long)capacity);
   if (n > capacity)
     return rc_error(ctx, ROBOCACHE_CAPACITY_EXCEEDED,
-                    "uniform_grid: %lld points do not fit in capacity %lld", (long long)n,
-                    (long long)capacity);
+                    "uniform_grid: %g Hz over %lld ns takes %lld targets, more than the capacity "
+                    "%lld",
+                    rate_hz, (long long)(end_ns - start_ns), (long long)n, (long long)capacity);
   if (n > 0 && !out) return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT, "uniform_grid: out is NULL");
-  double period = 1e9 / rate_hz;
-  for (int64_t i = 0; i < n; i++) out[i] = start_ns + llround((double)i * period);
+  const double period = 1e9 / rate_hz;
+  if (n > 0) out[0] = start_ns; /* also for an infinite period */
+  for (int64_t i = 1; i < n; i++) out[i] = start_ns + llround((double)i * period);
   return ROBOCACHE_OK;
 }
 

@@ -134,6 +134,10 @@ static robocache_status build_problem(robocache_ctx *ctx, rc_voxel_op op,
       RC_TRY(rc_voxel_check_offsets_host(ctx, (const int64_t *)p->offsets.data,
                                          p->offsets.strides[0], p->B, p->N));
   }
+  /* the per-voxel f64 sums of up to every column of every point (a strided
+   * or broadcast points tensor may describe more values than memory holds) */
+  const int64_t sums[2] = {p->N, p->C};
+  RC_TRY(rc_check_output_size(ctx, "points [N,C] (f64 sums per column)", 2, sums, sizeof(double)));
   if (!voxel_size) return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT, "voxel_size must not be NULL");
   memcpy(p->voxel_size, voxel_size, sizeof p->voxel_size);
   if (range) {
@@ -151,6 +155,11 @@ static robocache_status build_problem(robocache_ctx *ctx, rc_voxel_op op,
                       "voxel_size[%d] (%s) must be > 0 and finite, got %g", a, axis_name(a),
                       (double)voxel_size[a]);
     p->keyer.inv_leaf[a] = 1.0f / voxel_size[a];
+    if (!isfinite(p->keyer.inv_leaf[a]))
+      return rc_error(ctx, ROBOCACHE_INVALID_ARGUMENT,
+                      "voxel_size[%d] (%s) = %g is too small for a PCL grid (no "
+                      "point_cloud_range): 1 / voxel_size is not a finite float32",
+                      a, axis_name(a), (double)voxel_size[a]);
     p->keyer.size[a] = voxel_size[a];
   }
   return ROBOCACHE_OK;
@@ -197,6 +206,8 @@ robocache_status robocache_voxelize(robocache_ctx *ctx, const robocache_tensor *
     p.F = p.C == 3 ? 3 : p.C - 3;
   }
   const int64_t shape[5] = {p.B, p.F, p.keyer.grid[2], p.keyer.grid[1], p.keyer.grid[0]};
+  const size_t esize = out ? robocache_dtype_size((robocache_dtype)out->dtype) : 0;
+  RC_TRY(rc_check_output_size(ctx, "voxelize: out [B,F,Z,Y,X]", 5, shape, esize ? esize : 1));
   RC_TRY(check_output(ctx, &p, out, "out [B,F,Z,Y,X]", 5, shape, dt_a, dt_b, &p.out));
   return dispatch(ctx, &p, stats, &dense_backends);
 }
@@ -219,9 +230,12 @@ voxelize_hard(robocache_ctx *ctx, int packed, const robocache_tensor *points,
   p.max_points = max_points_per_voxel;
   p.max_voxels = max_voxels;
   p.packed = packed;
-  const int64_t BM = p.B * p.max_voxels;
+  const int64_t BM = rc_mul_size(p.B, p.max_voxels);
   const int64_t vshape[3] = {BM, p.max_points, p.C}, cshape[2] = {BM, 4}, nshape[1] = {BM},
-                bshape[1] = {p.B};
+                bshape[1] = {p.B}, bm[2] = {p.B, p.max_voxels};
+  RC_TRY(rc_check_output_size(ctx, "voxelize_hard: B * max_voxels rows", 2, bm, 1));
+  RC_TRY(rc_check_output_size(ctx, "voxelize_hard: voxels [B*M,P,C]", 3, vshape, sizeof(float)));
+  RC_TRY(rc_check_output_size(ctx, "voxelize_hard: coords [B*M,4]", 2, cshape, sizeof(int32_t)));
   RC_TRY(check_output(ctx, &p, voxels, "voxels [B*M,P,C]", 3, vshape, ROBOCACHE_DTYPE_F32, -1,
                       &p.voxels));
   RC_TRY(check_output(ctx, &p, coords, "coords [B*M,4]", 2, cshape, ROBOCACHE_DTYPE_I32, -1,

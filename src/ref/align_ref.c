@@ -1,9 +1,12 @@
-/* Reference (oracle) forward of align / resample: one target at a time, every
- * value computed in double from the stencil of src/ref/ref_stencil.c. Slow
- * and obviously correct; the optimised backends are tested against it. */
+/* Reference (oracle) forward of align / resample: one target at a time, from
+ * the stencil of src/ref/ref_stencil.c. Slow and obviously correct; the
+ * optimised backends are tested against it. Two samples are mixed with the
+ * shared arithmetic of common/lerp.h (in float32, float64 when values or out
+ * are float64, as every backend does); slerp is computed in double. */
 #include <math.h>
 
 #include "common/dtype.h"
+#include "common/lerp.h"
 #include "ops/align_error.h"
 #include "ref/ref_stencil.h"
 
@@ -41,12 +44,15 @@ static void write_target(const rc_align_problem *p, const rc_stream_view *s, int
   const rc_view *o = &p->out;
   int64_t base = b * o->strides[0] + t * o->strides[1];
   int slerp = s->opt.method == ROBOCACHE_SLERP && st->kind == REF_MIX && st->nw == 2;
+  int wide = s->values.dtype == ROBOCACHE_DTYPE_F64 || o->dtype == ROBOCACHE_DTYPE_F64;
   for (int64_t d = 0; d < s->D; d += slerp ? 4 : 1) {
     double x[4] = {0, 0, 0, 0};
     if (st->kind == REF_FILL) x[0] = s->opt.fill_value;
-    if (st->kind == REF_MIX && !slerp) {
-      x[0] = st->wt[0] * sample(s, b, st->idx[0], d);
-      if (st->nw == 2) x[0] += st->wt[1] * sample(s, b, st->idx[1], d);
+    if (st->kind == REF_MIX && st->nw == 1) x[0] = sample(s, b, st->idx[0], d);
+    if (st->kind == REF_MIX && st->nw == 2 && !slerp) {
+      const double a = sample(s, b, st->idx[0], d), c = sample(s, b, st->idx[1], d);
+      x[0] = wide ? rc_lerp_f64(a, c, st->wt[1])
+                  : (double)rc_lerp_f32((float)a, (float)c, (float)st->wt[1]);
     }
     if (slerp) {
       double q0[4], q1[4];
@@ -54,7 +60,8 @@ static void write_target(const rc_align_problem *p, const rc_stream_view *s, int
         q0[c] = sample(s, b, st->idx[0], d + c);
         q1[c] = sample(s, b, st->idx[1], d + c);
       }
-      ref_slerp(q0, q1, st->wt[1], x);
+      /* the weight rounded to the compute precision, as for linear */
+      ref_slerp(q0, q1, wide ? st->wt[1] : (double)(float)st->wt[1], x);
     }
     for (int c = 0; c < (slerp ? 4 : 1); c++)
       rc_store_f64(o->dtype, o->data, base + (s->col + d + c) * o->strides[2], x[c]);

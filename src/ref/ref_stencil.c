@@ -42,9 +42,21 @@ static double minus(const ref_row *r, int64_t i, int64_t j) {
   return time_s(r, i) - time_s(r, j);
 }
 
-/* A time option (ns) in the row's unit. */
-static double option_time(const ref_row *r, int64_t ns) {
-  return r->p->time_dtype == ROBOCACHE_DTYPE_I64 ? (double)ns : (double)ns * 1e-9;
+/* Sign of (time(i) - time(j)) - (time(k) - time(l)): exact for ns times
+ * (every difference of two times fits in int64), in double for seconds. */
+static int compare(const ref_row *r, int64_t i, int64_t j, int64_t k, int64_t l) {
+  if (r->p->time_dtype == ROBOCACHE_DTYPE_I64) {
+    const int64_t a = time_ns(r, i) - time_ns(r, j), b = time_ns(r, k) - time_ns(r, l);
+    return (a > b) - (a < b);
+  }
+  const double a = time_s(r, i) - time_s(r, j), b = time_s(r, k) - time_s(r, l);
+  return (a > b) - (a < b);
+}
+
+/* time(i) - time(j) > an option of ns nanoseconds (in seconds: ns * 1e-9). */
+static int exceeds(const ref_row *r, int64_t i, int64_t j, int64_t ns) {
+  if (r->p->time_dtype == ROBOCACHE_DTYPE_I64) return time_ns(r, i) - time_ns(r, j) > ns;
+  return time_s(r, i) - time_s(r, j) > (double)ns * 1e-9;
 }
 
 static ref_stencil one(int64_t i, int valid) {
@@ -90,6 +102,10 @@ ref_stencil ref_stencil_of(const rc_align_problem *p, int k, int64_t b, int64_t 
   if (i0 >= 0 && minus(&r, i0, -1) == 0) return one(i0, 1);
   if (i0 < 0 || i0 == n - 1) { /* out of range */
     int64_t edge = i0 < 0 ? 0 : n - 1;
+    /* within tolerance of the edge sample: inside for these methods */
+    if (!interpolates && o->tolerance_ns > 0 &&
+        !(i0 < 0 ? exceeds(&r, 0, -1, o->tolerance_ns) : exceeds(&r, -1, n - 1, o->tolerance_ns)))
+      return one(edge, 1);
     ref_stencil keep = one(edge, 0);
     if (o->extrapolate == ROBOCACHE_EXTRAP_EXTRAPOLATE && interpolates && n > 1) {
       int64_t a = i0 < 0 ? 0 : n - 2;
@@ -98,22 +114,24 @@ ref_stencil ref_stencil_of(const rc_align_problem *p, int k, int64_t b, int64_t 
     return invalid(o->extrapolate, REF_ERR_RANGE, keep);
   }
 
-  double before = minus(&r, -1, i0), after = minus(&r, i0 + 1, -1);
-  double span = minus(&r, i0 + 1, i0);
-  int64_t nearer = before <= after ? i0 : i0 + 1;
+  /* ties go to the earlier sample */
+  int64_t nearer = compare(&r, -1, i0, i0 + 1, -1) <= 0 ? i0 : i0 + 1;
   ref_stencil value;
-  double dist;
   switch (o->method) {
-  case ROBOCACHE_PREVIOUS: value = one(i0, 1), dist = before; break;
-  case ROBOCACHE_NEXT: value = one(i0 + 1, 1), dist = after; break;
-  case ROBOCACHE_NEAREST: value = one(nearer, 1), dist = nearer == i0 ? before : after; break;
-  default: value = pair(i0, before / span, 1), dist = 0; break;
+  case ROBOCACHE_PREVIOUS: value = one(i0, 1); break;
+  case ROBOCACHE_NEXT: value = one(i0 + 1, 1); break;
+  case ROBOCACHE_NEAREST: value = one(nearer, 1); break;
+  default: value = pair(i0, minus(&r, -1, i0) / minus(&r, i0 + 1, i0), 1); break;
   }
-  if (o->max_gap_ns > 0 && span > option_time(&r, o->max_gap_ns)) {
+  if (o->max_gap_ns > 0 && exceeds(&r, i0 + 1, i0, o->max_gap_ns)) {
     if (o->extrapolate == ROBOCACHE_EXTRAP_CLAMP) value = one(nearer, 0);
     return invalid(o->extrapolate, REF_ERR_GAP, value);
   }
-  if (!interpolates && o->tolerance_ns > 0 && dist > option_time(&r, o->tolerance_ns))
+  /* the distance from the target to the sample it takes */
+  int64_t used = value.idx[0];
+  if (!interpolates && o->tolerance_ns > 0 &&
+      (used == i0 ? exceeds(&r, -1, i0, o->tolerance_ns)
+                  : exceeds(&r, i0 + 1, -1, o->tolerance_ns)))
     return invalid(o->extrapolate, REF_ERR_TOLERANCE, value);
   return value;
 }

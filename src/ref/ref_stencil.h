@@ -9,8 +9,10 @@
 enum {
   REF_ZERO = 0, /* padded target: 0 */
   REF_FILL = 1, /* fill_value */
-  REF_MIX = 2,  /* sum of wt[j] * sample idx[j], j < nw (slerp: nw == 2,
-                   weight wt[1] of idx[1] along the great circle) */
+  REF_MIX = 2,  /* nw == 1: sample idx[0] (wt[0] == 1); nw == 2: samples
+                   idx[0], idx[1] mixed with weight wt[1] of idx[1]
+                   (wt[0] = 1 - wt[1]): linearly, or along the great
+                   circle for slerp */
   REF_ERROR = 3 /* EXTRAP_ERROR; err is an RC_TERR_* code */
 };
 

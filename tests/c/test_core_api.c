@@ -1,6 +1,7 @@
 /* Status names, versions, dtype facts, option defaults and contexts. */
 #include "support.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -69,7 +70,8 @@ static void test_contexts(void **state) {
   assert_non_null(ctx);
   assert_string_equal(robocache_ctx_error_message(ctx), "");
   assert_int_equal(robocache_ctx_set_num_threads(ctx, -1), ROBOCACHE_INVALID_ARGUMENT);
-  rct_assert_message_has(ctx, "num_threads must be >= 0, got -1");
+  rct_assert_message_has(ctx, "num_threads must be in 0..1024");
+  rct_assert_message_has(ctx, "got -1");
   assert_int_equal(robocache_ctx_set_num_threads(ctx, 2), ROBOCACHE_OK);
   assert_int_equal(robocache_ctx_set_force_reference(ctx, 1), ROBOCACHE_OK);
   assert_int_equal(robocache_ctx_set_cuda_stream(ctx, NULL), ROBOCACHE_OK);
@@ -92,11 +94,27 @@ static void test_contexts(void **state) {
   robocache_ctx_free(NULL);
 }
 
+/* Thread counts past ROBOCACHE_MAX_THREADS are refused with the bound in
+ * the message (OpenMP is never asked for such a team). */
+static void test_thread_bound(void **state) {
+  (void)state;
+  robocache_ctx *ctx = NULL;
+  assert_int_equal(robocache_ctx_create(&ctx), ROBOCACHE_OK);
+  assert_int_equal(robocache_ctx_set_num_threads(ctx, ROBOCACHE_MAX_THREADS), ROBOCACHE_OK);
+  assert_int_equal(robocache_ctx_set_num_threads(ctx, 1), ROBOCACHE_OK);
+  const int bad[] = {ROBOCACHE_MAX_THREADS + 1, 1 << 20, INT_MAX, INT_MIN};
+  for (int i = 0; i < 4; i++) {
+    assert_int_equal(robocache_ctx_set_num_threads(ctx, bad[i]), ROBOCACHE_INVALID_ARGUMENT);
+    rct_assert_message_has(ctx, "0..1024");
+  }
+  robocache_ctx_free(ctx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_status_names), cmocka_unit_test(test_version_and_capabilities),
       cmocka_unit_test(test_dtypes),       cmocka_unit_test(test_option_defaults),
-      cmocka_unit_test(test_contexts),
+      cmocka_unit_test(test_contexts),     cmocka_unit_test(test_thread_bound),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

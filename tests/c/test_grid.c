@@ -4,6 +4,7 @@
 #include "support.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 /* Brute force: the grid points up to end (at most cap). */
@@ -73,6 +74,45 @@ static void test_uniform_grid_closed_forms_and_errors(void **state) {
                    ROBOCACHE_INVALID_ARGUMENT);
 }
 
+/* Absurd rates: a subnormal rate (infinite period) is the start alone,
+ * exactly; 14.7 MHz over a span of about 2^62 ns, and 1e300 Hz, are counted
+ * (point n - 1 on or before the end, point n after it, by the formula) and
+ * refused with CAPACITY_EXCEEDED stating the count; spans past +-2^62 ns
+ * are INVALID_ARGUMENT. */
+static void test_uniform_grid_absurd_rates(void **state) {
+  (void)state;
+  int64_t g[4] = {-1, -1, -1, -1};
+  const int64_t lim = (int64_t)1 << 62;
+  assert_int_equal(robocache_uniform_grid_count(123, 456, 1e-310), 1);
+  assert_int_equal(robocache_uniform_grid(NULL, 123, 456, 1e-310, g, 4), ROBOCACHE_OK);
+  assert_int_equal(g[0], 123);
+  assert_int_equal(g[1], -1);
+
+  const int64_t start = -lim + 1, end = lim - 1, span = end - start;
+  const double rate = 14.7e6, period = 1e9 / rate;
+  const int64_t n = robocache_uniform_grid_count(start, end, rate);
+  /* about span / period + 1 = 6.27e17 points */
+  assert_true(fabs((double)n - ((double)span / period + 1)) < 1e3);
+  assert_true(llround((double)(n - 1) * period) <= span);
+  assert_true((double)n * period >= (double)span); /* point n past the end (or on it, rounding) */
+  assert_int_equal(robocache_uniform_grid(NULL, start, end, rate, g, 4),
+                   ROBOCACHE_CAPACITY_EXCEEDED);
+  char want[64];
+  snprintf(want, sizeof want, "takes %lld targets", (long long)n);
+  rct_assert_message_has(NULL, want);
+
+  assert_int_equal(robocache_uniform_grid_count(start, end, 1e300), INT64_MAX);
+  assert_int_equal(robocache_uniform_grid(NULL, start, end, 1e300, g, 4),
+                   ROBOCACHE_CAPACITY_EXCEEDED);
+  rct_assert_message_has(NULL, "more than 9223372036854775807 targets");
+
+  assert_int_equal(robocache_uniform_grid_count(-lim, 0, 1), 0);
+  assert_int_equal(robocache_uniform_grid_count(INT64_MIN, INT64_MAX, 1), 0);
+  assert_int_equal(robocache_uniform_grid(NULL, INT64_MIN, INT64_MAX, 1, g, 4),
+                   ROBOCACHE_INVALID_ARGUMENT);
+  rct_assert_message_has(NULL, "within +-2^62 ns");
+}
+
 /* Two streams of 3 rows: overlap / union with lengths and offsets, against
  * the closed form. */
 static void test_streams_span(void **state) {
@@ -134,6 +174,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_uniform_grid_matches_enumeration),
       cmocka_unit_test(test_uniform_grid_closed_forms_and_errors),
+      cmocka_unit_test(test_uniform_grid_absurd_rates),
       cmocka_unit_test(test_streams_span),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -105,6 +105,11 @@ def oracle_row(values, times, targets, method="linear", extrapolate="clamp",
         return float(x - t[i0]) / float(t[i1] - t[i0])
 
     for j, x in enumerate(targets):
+        edge = 0 if x < t[0] else n - 1
+        if (x < t[0] or x > t[-1]) and tolerance is not None \
+                and method in ("nearest", "previous", "next") and abs(x - t[edge]) <= tolerance:
+            out[j], valid[j] = values[edge], True  # the span widened by tolerance
+            continue
         if x < t[0] or x > t[-1]:
             if extrapolate == "error":
                 raise ValueError("target out of range")
