@@ -6,6 +6,7 @@ its format is opened, so a format's optional dependencies are needed only
 for that format.
 """
 
+import builtins
 import importlib
 import os
 
@@ -61,7 +62,7 @@ def detect(path):
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path}: no such file or directory")
     lower = path.lower()
-    with open(path, "rb") as f:
+    with builtins.open(path, "rb") as f:
         head = f.read(16)
     if head.startswith(b"\x89MCAP") or lower.endswith(".mcap") or lower.endswith(".db3"):
         return "rosbag2"

@@ -1,0 +1,301 @@
+"""ROS 2 bags (rosbag2: MCAP or sqlite3 storage) and ROS 1 bags (v2.0) for
+robocache.datasets, read without a ROS install through rosbags (the
+'datasets' extra) with the message definitions stored in the bag.
+
+    rec = robocache.datasets.open("run.mcap")          # or a rosbag2 folder, a .db3, a .bag
+    s = rec.episodes[0].streams["/imu/data/angular_velocity"]
+
+A bag is one Episode. Streams and their names: robocache.datasets.ros_messages.
+Times are int64 ns: header.stamp (clock "header", the default for messages
+that have a std_msgs/Header) or the time the recorder logged the message
+(clock "log"; always so for messages without a header). Messages are taken in
+log-time order, as rosbags yields them; a stream whose times repeat or go back
+is an error on access unless order="drop" (robocache.datasets.Series).
+
+Lazy: open reads the bag's index and message definitions. The first access to
+a stream of a topic reads and decodes that topic's messages once and hands
+each of its streams its arrays (memory follows the topics asked for); the
+exception is tf2_msgs/TFMessage topics, decoded at open because their
+parent->child pairs, and so their streams, are only in the messages. Image
+frames are decoded only when asked for (Series.frames).
+"""
+
+import contextlib
+import functools
+import os
+import pathlib
+
+import numpy as np
+
+from ._deps import require
+from ._series import DatasetError, Episode, Recording, Series
+
+CLOCKS = ("header", "log")
+STORAGE = {".mcap": "mcap", ".db3": "sqlite3"}  # rosbag2 storage file suffix -> storage
+# errors that are the caller's system, not the bag: passed on as they are
+PASSED_ON = (FileNotFoundError, PermissionError, MemoryError)
+
+
+@contextlib.contextmanager
+def _reading(what):
+    """Turns what rosbags (or the decompressors under it) raise on a damaged
+    bag into a DatasetError "<what()>: <message>"."""
+    try:
+        yield
+    except PASSED_ON:
+        raise
+    except Exception as e:
+        raise DatasetError(f"{what()}: {e or type(e).__name__}") from e
+
+
+def _rosbag2_source(path):
+    """(path handed to rosbags, storage) of a rosbag2 folder or storage file."""
+    if os.path.isdir(path):
+        files = sorted(f for f in os.listdir(path)
+                       if any(f.endswith(s) or f.endswith(s + ".zstd") for s in STORAGE))
+        kinds = {STORAGE[s] for f in files for s in STORAGE if s in f}
+        if os.path.exists(os.path.join(path, "metadata.yaml")):
+            return pathlib.Path(path), "/".join(sorted(kinds)) or "unknown"
+        if len(files) == 1 and kinds and not files[0].endswith(".zstd"):
+            return pathlib.Path(path, files[0]), kinds.pop()
+        raise DatasetError(f"{path}: a rosbag2 folder without metadata.yaml must hold exactly one "
+                           f".mcap or .db3 file, found {files or 'none'}")
+    suffix = pathlib.PurePath(path).suffix
+    if suffix not in STORAGE:
+        raise DatasetError(f"{path}: a rosbag2 storage file must end in .mcap or .db3 (rosbags "
+                           "picks the storage by suffix), or be in a folder with metadata.yaml")
+    return pathlib.Path(path), STORAGE[suffix]
+
+
+def _ros1_types(connections):
+    """A ROS 1 Noetic type store with the bag's own definitions of the types
+    Noetic lacks; {msgtype: error} for definitions that do not parse."""
+    from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+    store, errors = get_typestore(Stores.ROS1_NOETIC), {}
+    for c in connections:
+        if c.msgtype in store.fielddefs or c.msgtype in errors:
+            continue
+        try:
+            types = get_types_from_msg(c.msgdef.data, c.msgtype)
+            store.register({k: v for k, v in types.items() if k not in store.fielddefs})
+        except Exception as e:
+            errors[c.msgtype] = str(e)
+    return store, errors
+
+
+class _Bag:
+    """A bag's index, read at open: topics (name -> {"type", "messages"} in
+    the order of the bag's connections), the type store, log-time span; and
+    the raw messages of one topic, read on demand."""
+
+    def __init__(self, path, format):
+        self.path = path
+        self.is2 = format == "rosbag2"
+        if self.is2:
+            self.source, self.storage = _rosbag2_source(path)
+        elif os.path.isdir(path) or pathlib.PurePath(path).suffix != ".bag":
+            raise DatasetError(f"{path}: a ROS 1 bag is a file ending in .bag")
+        else:
+            self.source, self.storage = pathlib.Path(path), "rosbag1"
+        self.type_errors = {}
+        self._read_index()
+
+    def _read_index(self):
+        from rosbags.highlevel import AnyReader, AnyReaderError
+        try:
+            with _reading(lambda: self.path), AnyReader([self.source]) as reader:
+                return self._index_of(reader, reader.typestore)
+        except DatasetError as e:
+            if self.is2 or not isinstance(e.__cause__, AnyReaderError):
+                raise
+        # AnyReader builds types only from the bag's definitions; ROS 1 bags
+        # that name legacy types (roslib/Header) read with the Noetic store
+        from rosbags.rosbag1 import Reader
+        with _reading(lambda: self.path), Reader(self.source) as reader:
+            store, self.type_errors = _ros1_types(reader.connections)
+            self._index_of(reader, store)
+
+    def _index_of(self, reader, typestore):
+        self.typestore = typestore
+        self.topics = {}
+        self.types = {}  # topic -> [msgtype]
+        for c in reader.connections:
+            t = self.topics.setdefault(c.topic, {"type": c.msgtype, "messages": 0})
+            types = self.types.setdefault(c.topic, [])
+            if c.msgtype not in types:
+                types.append(c.msgtype)
+                t["type"] = ", ".join(types)
+            t["messages"] += c.msgcount
+        self.messages_total = reader.message_count
+        self.start_ns = reader.start_time if self.messages_total else None
+        self.end_ns = reader.end_time - 1 if self.messages_total else None  # rosbags: last + 1
+
+    def messages(self, topic, start=None, stop=None):
+        """(connection, log time ns, raw bytes) of `topic`'s messages in
+        log-time order, those in [start, stop) if given."""
+        if self.is2:
+            from rosbags.rosbag2 import Reader
+        else:
+            from rosbags.rosbag1 import Reader
+        with Reader(self.source) as reader:
+            connections = [c for c in reader.connections if c.topic == topic]
+            if connections:
+                yield from reader.messages(connections, start, stop)
+
+    def deserialize(self, raw, msgtype):
+        if self.is2:
+            return self.typestore.deserialize_cdr(raw, msgtype)
+        return self.typestore.deserialize_ros1(raw, msgtype)
+
+
+class _Topic:
+    """One topic's streams: decodes the topic once for all of them and keeps
+    each stream's arrays until that stream takes them."""
+
+    def __init__(self, bag, name, msgtype, count, layout, use_header):
+        self.bag, self.name, self.msgtype, self.count = bag, name, msgtype, count
+        self.layout, self.use_header = layout, use_header
+        self.clock = "header" if use_header else "log"
+        self.series = {}   # suffix -> Series
+        self.pending = {}  # suffix -> (kind, times, values, fields) not yet taken
+        self.log_times = None  # image topics: log time of each message
+
+    def where(self, index=None):
+        at = "" if index is None else f", message {index}"
+        return f"{self.bag.path}: topic {self.name!r}{at}"
+
+    def decode(self):
+        """{suffix: (kind, times, values, fields)} of all streams of the topic."""
+        collector = self.layout.collector(self.use_header)
+        n = 0
+        with _reading(lambda: self.where(n)), contextlib.closing(
+                self.bag.messages(self.name)) as messages:
+            for _, log_time, raw in messages:
+                collector.add(self.bag.deserialize(raw, self.msgtype), log_time)
+                n += 1
+        if self.count and n != self.count:
+            raise DatasetError(f"{self.where()}: read {n} messages where the bag's index lists "
+                               f"{self.count} (a damaged chunk?)")
+        self.log_times = getattr(collector, "log_times", None)
+        return collector.finish()
+
+    def load(self, suffix):
+        """(times, values, fields) of the stream `suffix` (a Series' loader)."""
+        if suffix not in self.pending:
+            self.pending = {s: d for s, d in self.decode().items()
+                            if s == suffix or (s in self.series and not self.series[s].loaded)}
+        _, times, values, fields = self.pending.pop(suffix)
+        return times, values, fields
+
+    def frames(self, suffix, indices):
+        """uint8 [n, H, W, C] of the samples `indices` of the image stream
+        `suffix` (its values are message indices); only those are decoded."""
+        from . import ros_images
+        index = self.series[suffix].values[indices, 0]
+        if index.size == 0:
+            return np.zeros((0, 0, 0, 0), dtype=np.uint8)
+        wanted = np.unique(index)
+        log = self.log_times
+        n = int(np.searchsorted(log, log[wanted[0]], "left"))
+        got, todo = {}, set(wanted.tolist())
+        with _reading(lambda: self.where(n)), contextlib.closing(self.bag.messages(
+                self.name, int(log[wanted[0]]), int(log[wanted[-1]]) + 1)) as messages:
+            for _, _, raw in messages:
+                if n in todo:
+                    got[n] = ros_images.decode(self.bag.deserialize(raw, self.msgtype),
+                                               self.msgtype)
+                    if len(got) == len(todo):
+                        break
+                n += 1
+        if len(got) != len(todo):
+            raise DatasetError(f"{self.where()}: messages {sorted(todo - set(got))} not found "
+                               "when reading frames")
+        shapes = {a.shape for a in got.values()}
+        if len(shapes) > 1:
+            raise DatasetError(f"{self.where()}: frames {sorted(got)} differ in shape "
+                               f"{sorted(shapes)}; ask for frames of one shape at a time")
+        return np.stack([got[int(i)] for i in index])
+
+
+def _check_topics(bag, topics):
+    if topics is None:
+        return None
+    topics = [topics] if isinstance(topics, str) else list(topics)
+    unknown = [t for t in topics if t not in bag.topics]
+    if unknown:
+        raise DatasetError(f"{bag.path}: no topic {', '.join(map(repr, unknown))} "
+                           f"(topics: {', '.join(bag.topics)})")
+    return set(topics)
+
+
+def _stream_specs(topic):
+    """[(suffix, kind, fields)] of a topic; a TFMessage topic is decoded now."""
+    if topic.layout.streams is not None:
+        return topic.layout.streams
+    topic.pending = topic.decode()
+    return [(s, d[0], d[3]) for s, d in topic.pending.items()]
+
+
+def open(path, *, format, clock="header", order="error", topics=None):
+    """Opens a ROS 2 bag (format "rosbag2": a folder with metadata.yaml, or a
+    single .mcap or .db3 file) or a ROS 1 bag (format "rosbag1": a .bag file)
+    as a Recording of one Episode, lazily.
+
+    clock   "header": header.stamp where the message type has a
+            std_msgs/Header (per transform for TFMessage), else the log time;
+            "log": the log time for every stream. Series.clock says which.
+    order   "error" (default) or "drop": what a stream whose times repeat or
+            go back does on access (robocache.datasets.Series)
+    topics  None (all) or the topic names to read
+    rec.meta: storage ("mcap", "sqlite3", "rosbag1"), topics ({name: {"type":
+    msgtype, "messages": count}}, all topics of the bag), messages, start_ns,
+    end_ns and duration_ns (log times of the first and last message), clock,
+    skipped ({topic: why it gives no stream}). ep.meta: source, start_ns, end_ns.
+    Errors: DatasetError naming the file (and topic and message index where
+    known) for a damaged, truncated or unreadable bag; FileNotFoundError;
+    ValueError for a bad option.
+    """
+    if clock not in CLOCKS:
+        raise ValueError(f"clock must be one of {CLOCKS}, got {clock!r}")
+    require("rosbags", purpose="read ROS bags")
+    from . import ros_messages
+    path = os.fspath(path)
+    bag = _Bag(path, format)
+    chosen = _check_topics(bag, topics)
+    where = f"{path}: episode 0"
+    streams, skipped, owner = {}, {}, {}
+    for name, info in bag.topics.items():
+        if chosen is not None and name not in chosen:
+            continue
+        if len(bag.types[name]) > 1:
+            skipped[name] = f"several message types on one topic: {info['type']}"
+            continue
+        msgtype = info["type"]
+        if msgtype in bag.type_errors:
+            layout = f"{msgtype}: its message definition does not parse: {bag.type_errors[msgtype]}"
+        else:
+            layout = ros_messages.layout(msgtype, bag.typestore.fielddefs)
+        if isinstance(layout, str):
+            skipped[name] = layout
+            continue
+        topic = _Topic(bag, name, msgtype, info["messages"], layout,
+                       clock == "header" and layout.stamped)
+        specs = _stream_specs(topic)
+        if not specs:
+            skipped[name] = f"{msgtype}: no transform in its messages"
+        for suffix, kind, fields in specs:
+            stream = f"{name}/{suffix}" if suffix else name
+            if stream in streams:
+                raise DatasetError(f"{path}: topics {owner[stream]!r} and {name!r} both give a "
+                                   f"stream {stream!r}; open with topics= to choose one")
+            frames = functools.partial(topic.frames, suffix) if kind == "image" else None
+            series = Series(stream, functools.partial(topic.load, suffix), kind=kind,
+                            clock=topic.clock, fields=fields, frames=frames,
+                            meta={"topic": name, "type": msgtype}, order=order, where=where)
+            topic.series[suffix] = series
+            streams[stream], owner[stream] = series, name
+    span = {"start_ns": bag.start_ns, "end_ns": bag.end_ns}
+    meta = dict(storage=bag.storage, topics=bag.topics, messages=bag.messages_total, **span,
+                duration_ns=None if bag.start_ns is None else bag.end_ns - bag.start_ns,
+                clock=clock, skipped=skipped)
+    return Recording(format, path, [Episode(0, streams, dict(source=path, **span))], meta)
