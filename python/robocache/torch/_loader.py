@@ -286,6 +286,15 @@ class WindowLoader:
             return self._resident.gather(indices)
         return self._paged(indices.cpu())
 
+    def frames(self, indices):
+        """The image windows of samples `indices` (int64 [B], global sample
+        indices): {key: uint8 [B, W, C, H, W], f"{key}_is_pad": [B, W] bool} on
+        the device, decoded now (iteration decodes them ahead in threads).
+        An empty dict when no key is an image stream."""
+        if self.images is None:
+            return {}
+        return to_device(self.images.load(torch.as_tensor(indices).cpu().numpy()), self.device)
+
     def _paged(self, idx):
         """Batch of host indices idx across episode groups, group by group."""
         groups = self.group_of_sample[idx]

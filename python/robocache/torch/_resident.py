@@ -102,6 +102,5 @@ class Resident:
         out = out.view(B, U, -1)
         valid = valid.view(B, U, -1)
         for k in self.keys:
-            batch[k.key] = out[:, :, k.c0:k.c1].index_select(1, k.cols)
-            batch[f"{k.key}_is_pad"] = valid[:, :, k.s0:k.s1].index_select(1, k.cols) \
-                .all(-1).logical_not()
+            batch[k.key] = out[:, k.cols, k.c0:k.c1]
+            batch[f"{k.key}_is_pad"] = valid[:, k.cols, k.s0:k.s1].all(-1).logical_not()
