@@ -329,3 +329,31 @@ def test_episode_subset_keeps_episode_indices(rec):
     loader = _loader(rec, episodes=[13, 11], shuffle=False)
     got, _ = _epoch(loader)
     assert got["episode_index"].unique_consecutive().tolist() == [13, 11]
+
+
+def _rank_main(rank, world, store, out, data):
+    """One process of a torch.distributed (gloo) group: its loader's sample order."""
+    torch.distributed.init_process_group(
+        "gloo", rank=rank, world_size=world, init_method=f"file://{store}")
+    try:
+        loader = _loader(_recording(*data), seed=21)
+        assert (loader.rank, loader.world_size) == (rank, world)
+        got = torch.cat([b["sample_index"] for b in loader])
+        torch.save({"indices": got, "batches": len(loader)}, f"{out}.{rank}")
+    finally:
+        torch.distributed.destroy_process_group()
+
+
+def test_ranks_from_torch_distributed(euroc_imu, euroc_gt, euroc_cam, tmp_path):
+    import torch.multiprocessing as mp
+
+    world = 2
+    n = _loader(_recording(euroc_imu, euroc_gt, euroc_cam)).num_samples
+    mp.spawn(_rank_main, args=(world, tmp_path / "store", tmp_path / "out",
+                               (euroc_imu, euroc_gt, euroc_cam)), nprocs=world)
+    got = [torch.load(tmp_path / f"out.{r}") for r in range(world)]
+    assert got[0]["batches"] == got[1]["batches"]
+    both = torch.cat([g["indices"] for g in got]).tolist()
+    assert len(both) == world * -(-n // world)
+    assert set(both) == set(range(n))
+    assert len(set(both)) == len(both) - (world * -(-n // world) - n)  # only the wrap repeats
