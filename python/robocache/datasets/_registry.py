@@ -35,7 +35,7 @@ def _has(path, *names):
 
 
 def _detect_dir(path):
-    if _has(path, "meta", "info.json"):
+    if _has(path, os.path.join("meta", "info.json")):
         return "lerobot"
     if _has(path, "metadata.yaml"):
         return "rosbag2"
