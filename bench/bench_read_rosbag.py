@@ -20,8 +20,10 @@ Every implementation must give the same arrays (times and values of every
 stream) or the script exits 1. Runs are interleaved (one of each per round)
 after a warm-up round. Prints a table and writes
 bench/results/read_rosbag_<cpu-model>.json: device, versions, command, commit,
-per bag its size and messages, median/p10/p90 seconds, MB/s (file bytes /
-median), messages/s and each loop's time over robocache's.
+per bag its size and messages, median/p10/p90 CPU seconds of this process
+(the machine may be shared: CPU time is what another process's load moves
+least) and the wall-clock ones, MB/s (file bytes / CPU median), messages/s
+and each loop's CPU time over robocache's.
 
 usage: python bench/bench_read_rosbag.py [--repeats R] [--copies N] [--out FILE]
 """
@@ -166,10 +168,12 @@ def bag_bytes(path):
         path.stat().st_size
 
 
-def stats(seconds):
-    s = np.asarray(seconds)
-    return dict(median_s=float(np.median(s)), p10_s=float(np.percentile(s, 10)),
-                p90_s=float(np.percentile(s, 90)), repeats=len(s))
+def stats(cpu, wall):
+    c, w = np.asarray(cpu), np.asarray(wall)
+    return dict(median_s=float(np.median(c)), p10_s=float(np.percentile(c, 10)),
+                p90_s=float(np.percentile(c, 90)), wall_median_s=float(np.median(w)),
+                wall_p10_s=float(np.percentile(w, 10)), wall_p90_s=float(np.percentile(w, 90)),
+                repeats=len(c))
 
 
 def same(a, b):
@@ -190,14 +194,15 @@ def bench_bag(path, repeats, generated=None):
             sys.exit(f"{path}: {name} gives other arrays than robocache.datasets")
     import robocache.datasets as rd
     messages = rd.open(path).meta["messages"]
-    times = {name: [] for name in impls}
+    cpu, wall = ({name: [] for name in impls} for _ in range(2))
     for _ in range(repeats):
         for name, fn in impls.items():
-            t0 = time.perf_counter()
+            c0, w0 = time.process_time(), time.perf_counter()
             fn(path)
-            times[name].append(time.perf_counter() - t0)
+            cpu[name].append(time.process_time() - c0)
+            wall[name].append(time.perf_counter() - w0)
     nbytes = bag_bytes(path)
-    out = {name: stats(t) for name, t in times.items()}
+    out = {name: stats(cpu[name], wall[name]) for name in impls}
     for v in out.values():
         v["mb_per_s"] = nbytes / v["median_s"] / 1e6
         v["messages_per_s"] = messages / v["median_s"]
@@ -241,13 +246,16 @@ def main():
                   versions=versions(), clock="header", results=results)
     print(f"read ROS bags to NumPy, one core — {device} (rosbags {report['versions']['rosbags']}"
           f", mcap-ros2-support {report['versions']['mcap_ros2_support']})")
+    print("times: CPU seconds of this process (median, p10, p90), wall median; MB/s and msgs/s "
+          "from the CPU median")
     print(f"{'bag':<58}{'MB':>6}{'implementation':>20}{'median s':>10}{'p10':>8}{'p90':>8}"
-          f"{'MB/s':>7}{'msgs/s':>11}{'x robocache':>12}")
+          f"{'wall s':>8}{'MB/s':>7}{'msgs/s':>9}{'x robocache':>12}")
     for r in results:
         for name, v in r["implementations"].items():
             print(f"{r['bag'][:57]:<58}{r['bytes'] / 1e6:>6.2f}{name:>20}{v['median_s']:>10.3f}"
-                  f"{v['p10_s']:>8.3f}{v['p90_s']:>8.3f}{v['mb_per_s']:>7.2f}"
-                  f"{v['messages_per_s']:>11.0f}{r['time_over_robocache'][name]:>12.2f}")
+                  f"{v['p10_s']:>8.3f}{v['p90_s']:>8.3f}{v['wall_median_s']:>8.3f}"
+                  f"{v['mb_per_s']:>7.2f}{v['messages_per_s']:>9.0f}"
+                  f"{r['time_over_robocache'][name]:>12.2f}")
     path = args.out or ROOT / "bench" / "results" / f"read_rosbag_{slug(device) or 'cpu'}.json"
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as f:

@@ -254,33 +254,37 @@ class Transforms:
 
 
 class _TransformCollector:
-    _FRAMES = operator.attrgetter("header.frame_id", "child_frame_id")
-    _T = operator.attrgetter(*(f"transform.translation.{c}" for c in XYZ))
-    _R = operator.attrgetter(*(f"transform.rotation.{c}" for c in XYZW))
+    # per transform: parent, child, stamp (sec, nanosec), translation, rotation
+    _GET = operator.attrgetter(
+        "header.frame_id", "child_frame_id", "header.stamp.sec", "header.stamp.nanosec",
+        *(f"transform.translation.{c}" for c in XYZ), *(f"transform.rotation.{c}" for c in XYZW))
 
     def __init__(self, use_header):
         self.use_header = use_header
-        self.pairs = {}
+        self.pairs = {}  # (parent, child) without leading "/" -> [(log time, values)]
+        self.keys = {}   # (parent, child) as in the messages -> key of pairs
 
     def add(self, msg, log_time):
         for tr in msg.transforms:
-            parent, child = self._FRAMES(tr)
-            key = (parent.lstrip("/"), child.lstrip("/"))
-            pair = self.pairs.get(key)
-            if pair is None:
-                pair = self.pairs[key] = (_Clock(self.use_header), [], [])
-            pair[0].add(tr, log_time)
-            pair[1].append(self._T(tr))
-            pair[2].append(self._R(tr))
+            row = self._GET(tr)
+            key = self.keys.get(row[:2])
+            if key is None:
+                key = self.keys[row[:2]] = (row[0].lstrip("/"), row[1].lstrip("/"))
+                self.pairs.setdefault(key, [])
+            self.pairs[key].append((log_time, row[2:]))
 
     def finish(self):
         out = {}
-        for (parent, child), (clock, t, r) in self.pairs.items():
-            times = clock.finish()
-            out[f"{parent}/{child}/translation"] = ("vector", times,
-                                                    np.array(t, dtype=np.float64), list(XYZ))
-            out[f"{parent}/{child}/rotation"] = ("quaternion", times,
-                                                 np.array(r, dtype=np.float64), list(XYZW))
+        for (parent, child), rows in self.pairs.items():
+            values = np.array([r for _, r in rows], dtype=np.float64)  # int32 / uint32 exact
+            if self.use_header:
+                times = stamps_ns(values[:, :2].astype(np.int64))
+            else:
+                times = np.array([t for t, _ in rows], dtype=np.int64)
+            out[f"{parent}/{child}/translation"] = (
+                "vector", times, np.ascontiguousarray(values[:, 2:5]), list(XYZ))
+            out[f"{parent}/{child}/rotation"] = (
+                "quaternion", times, np.ascontiguousarray(values[:, 5:9]), list(XYZW))
         return out
 
 

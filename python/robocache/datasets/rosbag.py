@@ -13,11 +13,14 @@ log-time order, as rosbags yields them; a stream whose times repeat or go back
 is an error on access unless order="drop" (robocache.datasets.Series).
 
 Lazy: open reads the bag's index and message definitions. The first access to
-a stream of a topic reads and decodes that topic's messages once and hands
-each of its streams its arrays (memory follows the topics asked for); the
-exception is tf2_msgs/TFMessage topics, decoded at open because their
-parent->child pairs, and so their streams, are only in the messages. Image
-frames are decoded only when asked for (Series.frames).
+a stream of a topic decodes that topic's messages once and hands each of its
+streams its arrays (memory follows the topics asked for); the exception is
+tf2_msgs/TFMessage topics, decoded at open because their parent->child pairs,
+and so their streams, are only in the messages. The pass over the file that
+reads a topic also keeps the raw messages of the other numeric topics, up to
+STASH_BYTES in all, so that reading them later needs no second pass (a bag's
+chunks mix topics: each pass decompresses them all). Image frames are decoded
+only when asked for (Series.frames).
 """
 
 import contextlib
@@ -34,6 +37,8 @@ CLOCKS = ("header", "log")
 STORAGE = {".mcap": "mcap", ".db3": "sqlite3"}  # rosbag2 storage file suffix -> storage
 # errors that are the caller's system, not the bag: passed on as they are
 PASSED_ON = (FileNotFoundError, PermissionError, MemoryError)
+# raw messages a pass over the file keeps for the topics read later (bytes)
+STASH_BYTES = 64 << 20
 
 
 @contextlib.contextmanager
@@ -48,16 +53,23 @@ def _reading(what):
         raise DatasetError(f"{what()}: {e or type(e).__name__}") from e
 
 
+def _storage_of(name):
+    """"mcap" or "sqlite3" for a rosbag2 storage file name (also one that
+    rosbag2 compressed whole: "*.mcap.zstd"), else None."""
+    for suffix, storage in STORAGE.items():
+        if name.endswith(suffix) or name.endswith(suffix + ".zstd"):
+            return storage
+    return None
+
+
 def _rosbag2_source(path):
     """(path handed to rosbags, storage) of a rosbag2 folder or storage file."""
     if os.path.isdir(path):
-        files = sorted(f for f in os.listdir(path)
-                       if any(f.endswith(s) or f.endswith(s + ".zstd") for s in STORAGE))
-        kinds = {STORAGE[s] for f in files for s in STORAGE if s in f}
+        files = sorted(f for f in os.listdir(path) if _storage_of(f))
         if os.path.exists(os.path.join(path, "metadata.yaml")):
-            return pathlib.Path(path), "/".join(sorted(kinds)) or "unknown"
-        if len(files) == 1 and kinds and not files[0].endswith(".zstd"):
-            return pathlib.Path(path, files[0]), kinds.pop()
+            return pathlib.Path(path), "/".join(sorted({_storage_of(f) for f in files}))
+        if len(files) == 1 and not files[0].endswith(".zstd"):
+            return pathlib.Path(path, files[0]), _storage_of(files[0])
         raise DatasetError(f"{path}: a rosbag2 folder without metadata.yaml must hold exactly one "
                            f".mcap or .db3 file, found {files or 'none'}")
     suffix = pathlib.PurePath(path).suffix
@@ -98,6 +110,8 @@ class _Bag:
         else:
             self.source, self.storage = pathlib.Path(path), "rosbag1"
         self.type_errors = {}
+        self.stashable = set()  # topics not decoded yet whose raw messages a pass keeps
+        self.stash = {}         # topic -> ([(log time, raw)], bytes) kept by a pass
         self._read_index()
 
     def _read_index(self):
@@ -106,14 +120,22 @@ class _Bag:
             with _reading(lambda: self.path), AnyReader([self.source]) as reader:
                 return self._index_of(reader, reader.typestore)
         except DatasetError as e:
-            if self.is2 or not isinstance(e.__cause__, AnyReaderError):
+            if not isinstance(e.__cause__, AnyReaderError):
                 raise
-        # AnyReader builds types only from the bag's definitions; ROS 1 bags
-        # that name legacy types (roslib/Header) read with the Noetic store
-        from rosbags.rosbag1 import Reader
-        with _reading(lambda: self.path), Reader(self.source) as reader:
-            store, self.type_errors = _ros1_types(reader.connections)
-            self._index_of(reader, store)
+        # AnyReader builds the types from the bag's definitions only: a rosbag2
+        # bag that stores none (sqlite3 before ROS 2 Iron) reads with the ROS 2
+        # Humble ones, a ROS 1 bag naming legacy types (roslib/Header) with
+        # rosbags.rosbag1.Reader and the ROS 1 Noetic ones
+        from rosbags.typesys import Stores, get_typestore
+        with _reading(lambda: self.path):
+            if self.is2:
+                humble = get_typestore(Stores.ROS2_HUMBLE)
+                with AnyReader([self.source], default_typestore=humble) as reader:
+                    return self._index_of(reader, reader.typestore)
+            from rosbags.rosbag1 import Reader
+            with Reader(self.source) as reader:
+                store, self.type_errors = _ros1_types(reader.connections)
+                return self._index_of(reader, store)
 
     def _index_of(self, reader, typestore):
         self.typestore = typestore
@@ -130,17 +152,42 @@ class _Bag:
         self.start_ns = reader.start_time if self.messages_total else None
         self.end_ns = reader.end_time - 1 if self.messages_total else None  # rosbags: last + 1
 
-    def messages(self, topic, start=None, stop=None):
-        """(connection, log time ns, raw bytes) of `topic`'s messages in
-        log-time order, those in [start, stop) if given."""
+    def messages(self, topics, start=None, stop=None):
+        """(connection, log time ns, raw bytes) of the messages of `topics`
+        (a set of names) in log-time order, those in [start, stop) if given."""
         if self.is2:
             from rosbags.rosbag2 import Reader
         else:
             from rosbags.rosbag1 import Reader
         with Reader(self.source) as reader:
-            connections = [c for c in reader.connections if c.topic == topic]
+            connections = [c for c in reader.connections if c.topic in topics]
             if connections:
                 yield from reader.messages(connections, start, stop)
+
+    def read(self, topic, others):
+        """(log time ns, raw bytes) of `topic`'s messages in log-time order:
+        from the stash if an earlier pass kept them there (and gone from it
+        now), else from the file, the same pass keeping the raw messages of
+        the topics `others` (a set of names) not stashed yet, all kept coming
+        to at most STASH_BYTES (else none of this pass's is kept)."""
+        if topic in self.stash:
+            yield from self.stash.pop(topic)[0]
+            return
+        keep = {t: [] for t in others - self.stash.keys() - {topic}}
+        room = STASH_BYTES - sum(size for _, size in self.stash.values())
+        sizes = dict.fromkeys(keep, 0)
+        with contextlib.closing(self.messages({topic, *keep})) as messages:
+            for c, log_time, raw in messages:
+                if c.topic == topic:
+                    yield log_time, raw
+                elif keep:
+                    room -= len(raw)
+                    if room < 0:
+                        keep = {}  # no room: this pass keeps nothing
+                    else:
+                        keep[c.topic].append((log_time, raw))
+                        sizes[c.topic] += len(raw)
+        self.stash.update({t: (rows, sizes[t]) for t, rows in keep.items()})
 
     def deserialize(self, raw, msgtype):
         if self.is2:
@@ -164,13 +211,17 @@ class _Topic:
         at = "" if index is None else f", message {index}"
         return f"{self.bag.path}: topic {self.name!r}{at}"
 
-    def decode(self):
-        """{suffix: (kind, times, values, fields)} of all streams of the topic."""
+    def decode(self, others=None):
+        """{suffix: (kind, times, values, fields)} of all streams of the topic;
+        the pass over the file keeps the raw messages of `others` (default
+        the bag's stashable topics; see _Bag.read)."""
         collector = self.layout.collector(self.use_header)
         n = 0
+        self.bag.stashable.discard(self.name)  # decoded once: no pass keeps it again
+        others = self.bag.stashable if others is None else others
         with _reading(lambda: self.where(n)), contextlib.closing(
-                self.bag.messages(self.name)) as messages:
-            for _, log_time, raw in messages:
+                self.bag.read(self.name, others)) as messages:
+            for log_time, raw in messages:
                 collector.add(self.bag.deserialize(raw, self.msgtype), log_time)
                 n += 1
         if self.count and n != self.count:
@@ -199,7 +250,7 @@ class _Topic:
         n = int(np.searchsorted(log, log[wanted[0]], "left"))
         got, todo = {}, set(wanted.tolist())
         with _reading(lambda: self.where(n)), contextlib.closing(self.bag.messages(
-                self.name, int(log[wanted[0]]), int(log[wanted[-1]]) + 1)) as messages:
+                {self.name}, int(log[wanted[0]]), int(log[wanted[-1]]) + 1)) as messages:
             for _, _, raw in messages:
                 if n in todo:
                     got[n] = ros_images.decode(self.bag.deserialize(raw, self.msgtype),
@@ -228,11 +279,38 @@ def _check_topics(bag, topics):
     return set(topics)
 
 
-def _stream_specs(topic):
-    """[(suffix, kind, fields)] of a topic; a TFMessage topic is decoded now."""
+def _topics(bag, chosen, clock, skipped):
+    """The _Topic of each topic read (all, or those `chosen`) that gives
+    streams; the others go to skipped {topic: why}."""
+    from . import ros_messages
+    out = []
+    for name, info in bag.topics.items():
+        if chosen is not None and name not in chosen:
+            continue
+        msgtype = info["type"]
+        if len(bag.types[name]) > 1:
+            layout = f"several message types on one topic: {msgtype}"
+        elif msgtype in bag.type_errors:
+            layout = f"{msgtype}: its message definition does not parse: {bag.type_errors[msgtype]}"
+        else:
+            layout = ros_messages.layout(msgtype, bag.typestore.fielddefs)
+        if isinstance(layout, str):
+            skipped[name] = layout
+        else:
+            out.append(_Topic(bag, name, msgtype, info["messages"], layout,
+                              clock == "header" and layout.stamped))
+    return out
+
+
+def _specs(topic, transforms, skipped):
+    """[(suffix, kind, fields)] of a topic's streams. TFMessage topics name
+    theirs in their messages: decoded now, the first of them keeping the raw
+    messages of the others (`transforms`) so that all take one pass."""
     if topic.layout.streams is not None:
         return topic.layout.streams
-    topic.pending = topic.decode()
+    topic.pending = topic.decode(others=transforms)
+    if not topic.pending:
+        skipped[topic.name] = f"{topic.msgtype}: no transform in its messages"
     return [(s, d[0], d[3]) for s, d in topic.pending.items()]
 
 
@@ -258,42 +336,28 @@ def open(path, *, format, clock="header", order="error", topics=None):
     if clock not in CLOCKS:
         raise ValueError(f"clock must be one of {CLOCKS}, got {clock!r}")
     require("rosbags", purpose="read ROS bags")
-    from . import ros_messages
     path = os.fspath(path)
     bag = _Bag(path, format)
-    chosen = _check_topics(bag, topics)
+    skipped = {}
+    topics = _topics(bag, _check_topics(bag, topics), clock, skipped)
+    transforms = {t.name for t in topics if t.layout.streams is None}
+    bag.stashable = {t.name for t in topics if t.layout.streams is not None
+                     and all(kind != "image" for _, kind, _ in t.layout.streams)}
     where = f"{path}: episode 0"
-    streams, skipped, owner = {}, {}, {}
-    for name, info in bag.topics.items():
-        if chosen is not None and name not in chosen:
-            continue
-        if len(bag.types[name]) > 1:
-            skipped[name] = f"several message types on one topic: {info['type']}"
-            continue
-        msgtype = info["type"]
-        if msgtype in bag.type_errors:
-            layout = f"{msgtype}: its message definition does not parse: {bag.type_errors[msgtype]}"
-        else:
-            layout = ros_messages.layout(msgtype, bag.typestore.fielddefs)
-        if isinstance(layout, str):
-            skipped[name] = layout
-            continue
-        topic = _Topic(bag, name, msgtype, info["messages"], layout,
-                       clock == "header" and layout.stamped)
-        specs = _stream_specs(topic)
-        if not specs:
-            skipped[name] = f"{msgtype}: no transform in its messages"
-        for suffix, kind, fields in specs:
-            stream = f"{name}/{suffix}" if suffix else name
+    streams, owner = {}, {}
+    for topic in topics:
+        for suffix, kind, fields in _specs(topic, transforms, skipped):
+            stream = f"{topic.name}/{suffix}" if suffix else topic.name
             if stream in streams:
-                raise DatasetError(f"{path}: topics {owner[stream]!r} and {name!r} both give a "
-                                   f"stream {stream!r}; open with topics= to choose one")
+                raise DatasetError(f"{path}: topics {owner[stream]!r} and {topic.name!r} both "
+                                   f"give a stream {stream!r}; open with topics= to choose one")
             frames = functools.partial(topic.frames, suffix) if kind == "image" else None
             series = Series(stream, functools.partial(topic.load, suffix), kind=kind,
                             clock=topic.clock, fields=fields, frames=frames,
-                            meta={"topic": name, "type": msgtype}, order=order, where=where)
+                            meta={"topic": topic.name, "type": topic.msgtype}, order=order,
+                            where=where)
             topic.series[suffix] = series
-            streams[stream], owner[stream] = series, name
+            streams[stream], owner[stream] = series, topic.name
     span = {"start_ns": bag.start_ns, "end_ns": bag.end_ns}
     meta = dict(storage=bag.storage, topics=bag.topics, messages=bag.messages_total, **span,
                 duration_ns=None if bag.start_ns is None else bag.end_ns - bag.start_ns,

@@ -7,6 +7,8 @@ the recording's metadata, and lazy opening."""
 
 import functools
 import pathlib
+import shutil
+import sqlite3
 
 import numpy as np
 import pytest
@@ -285,3 +287,65 @@ def test_folder_without_metadata_reads_its_storage_file(tmp_path):
     assert rec.format == "rosbag2" and rec.meta["storage"] == "mcap" and list(got) == list(want)
     np.testing.assert_array_equal(got["/odom/twist/linear"].values,
                                   want["/odom/twist/linear"].values)
+
+
+def test_db3_without_stored_definitions_uses_ros2_humble_types(tmp_path):
+    """sqlite3 bags recorded before ROS 2 Iron store no message definitions."""
+    bag = tmp_path / "tf"
+    shutil.copytree(ROBOT / "ros2" / "evo_tf_example", bag)
+    con = sqlite3.connect(bag / "tf_example.db3")
+    con.execute("DELETE FROM message_definitions")
+    con.commit()
+    con.close()
+    got = rd.open(bag).episodes[0].streams
+    want = rd.open(ROBOT / "ros2" / "evo_tf_example").episodes[0].streams
+    assert list(got) == list(want)
+    for name, s in want.items():
+        np.testing.assert_array_equal(got[name].times, s.times)
+        np.testing.assert_array_equal(got[name].values, s.values)
+
+
+def count_passes(monkeypatch):
+    """Counts the passes over a bag's file (readers opened on its messages)."""
+    from robocache.datasets import rosbag
+    passes = []
+    real = rosbag._Bag.messages
+
+    def counted(bag, topics, *args):
+        passes.append(sorted(topics))
+        return real(bag, topics, *args)
+    monkeypatch.setattr(rosbag._Bag, "messages", counted)
+    return passes
+
+
+def test_one_pass_keeps_the_other_topics_raw_messages(monkeypatch):
+    """Reading the IMU of the bz2 ROS 1 bag decompresses its chunks once; the
+    odometry and GPS then decode from the raw messages that pass kept."""
+    passes = count_passes(monkeypatch)
+    streams = rd.open(ROBOT / "ros1" / "robot_localization_test1.bag").episodes[0].streams
+    streams["/imu/data/orientation"].values
+    assert passes == [["/fix", "/husky_velocity_controller/odom", "/imu/data"]]
+    for s in streams.values():
+        s.values
+    assert len(passes) == 1
+
+
+def test_stash_budget(monkeypatch):
+    """With no room to keep raw messages each topic is a pass of its own and
+    the streams are the same."""
+    from robocache.datasets import rosbag
+    path = ROBOT / "ros2" / "robot_localization_test1_mcap"
+    want = {n: (s.times, s.values) for n, s in rd.open(path).episodes[0].streams.items()}
+    monkeypatch.setattr(rosbag, "STASH_BYTES", 10_000)
+    passes = count_passes(monkeypatch)
+    got = rd.open(path).episodes[0].streams
+    for name, (times, values) in want.items():
+        np.testing.assert_array_equal(got[name].times, times)
+        np.testing.assert_array_equal(got[name].values, values)
+    assert len(passes) == 3
+
+
+def test_transform_topics_take_one_pass_at_open(monkeypatch):
+    passes = count_passes(monkeypatch)
+    rd.open(ROBOT / "ros2" / "evo_tf_example")
+    assert passes == [["/tf", "/tf_static"]]
