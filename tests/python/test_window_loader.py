@@ -53,6 +53,14 @@ def _recording(euroc_imu, euroc_gt, euroc_cam, frames=None):
     return Recording("test", "euroc-episodes", episodes)
 
 
+def coded_frames(camera_index):
+    """4 x 6 RGB frames that encode the camera frame number (red + 256 green)."""
+    img = np.zeros((len(camera_index), 4, 6, 3), dtype=np.uint8)
+    img[..., 0] = np.asarray(camera_index)[:, None, None] % 256
+    img[..., 1] = np.asarray(camera_index)[:, None, None] // 256
+    return img
+
+
 @pytest.fixture
 def rec(euroc_imu, euroc_gt, euroc_cam):
     return _recording(euroc_imu, euroc_gt, euroc_cam)
@@ -274,12 +282,9 @@ def test_paging_by_episode_groups(rec, caplog):
 def test_image_keys_decode_the_chosen_frames_once_per_episode(euroc_imu, euroc_gt, euroc_cam):
     calls = []
 
-    def frames(camera_index):  # 4 x 6 RGB frames that encode the camera frame number
+    def frames(camera_index):
         calls.append(len(camera_index))
-        img = np.zeros((len(camera_index), 4, 6, 3), dtype=np.uint8)
-        img[..., 0] = np.asarray(camera_index)[:, None, None] % 256
-        img[..., 1] = np.asarray(camera_index)[:, None, None] // 256
-        return img
+        return coded_frames(camera_index)
 
     rec = _recording(euroc_imu, euroc_gt, euroc_cam, frames=frames)
     offsets = [-0.1, 0.0, 0.05, 0.2]
