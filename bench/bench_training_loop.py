@@ -14,7 +14,9 @@ AdamW; bf16 autocast on CUDA, float32 on the CPU.
 Per step: data_s = waiting for the next batch (baseline: + .to(device)), updt_s =
 forward + backward + optimizer step (both end with a device synchronisation on CUDA), so
 samples/s = batch / (data_s + updt_s); GPU utilisation sampled through NVML (pynvml)
-when present. Also: the loaders alone (no model, samples/s) and WindowLoader.gather
+when present. Also: the loaders alone (no model: samples/s of wall time, and samples per
+CPU second of the process and its DataLoader workers, the measure that holds on a shared
+host) and WindowLoader.gather
 alone (windows/s, a window = one sample's state window and action chunk), with the
 alternative layout of per-episode padded rows [E, S_max, D] and scattered targets.
 The baseline runs in the LeRobot oracle environment (.venv-lerobot,
@@ -201,18 +203,53 @@ def train(batches, device, args, to_device):
             "gpu_util_percent": util.mean, "steps": args.steps, "warmup": args.warmup}
 
 
+def _children(pid):
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    kids = []
+    for t in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{t}/children") as f:
+                kids += [int(k) for k in f.read().split()]
+        except OSError:
+            pass
+    return kids + [g for k in kids for g in _children(k)]
+
+
+def cpu_seconds():
+    """CPU time (user + system) of this process and its live child processes
+    (DataLoader workers), in seconds: what the loading costs on a shared host
+    whatever the other load."""
+    total = time.process_time()
+    tick = os.sysconf("SC_CLK_TCK")
+    for pid in _children(os.getpid()):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+    return total
+
+
 def loader_alone(batches, device, args, to_device):
-    """samples/s of the loader without a model (its batches on the device)."""
+    """samples/s of the loader without a model (its batches on the device), and
+    samples per CPU second of the process and its workers."""
     it = iter(batches)
     for _ in range(args.warmup):
         to_device(next(it))
     sync(device)
-    t0 = time.perf_counter()
-    for _ in range(args.steps):
+    steps = args.alone_steps
+    c0, t0 = cpu_seconds(), time.perf_counter()
+    for _ in range(steps):
         to_device(next(it))
     sync(device)
-    return {"samples_per_s": args.steps * args.batch_size / (time.perf_counter() - t0),
-            "batches": args.steps}
+    wall, cpu = time.perf_counter() - t0, cpu_seconds() - c0
+    return {"samples_per_s": steps * args.batch_size / wall,
+            "samples_per_cpu_s": steps * args.batch_size / cpu, "batches": steps,
+            "wall_s": wall, "cpu_s": cpu}
 
 
 def forever(loader):
@@ -367,14 +404,14 @@ def print_table(result):
         util = "-" if t["gpu_util_percent"] is None else f"{t['gpu_util_percent']:.0f}%"
         rows.append((r["loader"], t["data_s"]["median"] * 1e3, t["updt_s"]["median"] * 1e3,
                      t["data_fraction"] * 100, t["samples_per_s"], util,
-                     r["alone"]["samples_per_s"]))
+                     r["alone"]["samples_per_s"], r["alone"]["samples_per_cpu_s"]))
     print(f"device {result['device']}, {result['frames']} frames in {result['episodes']} "
           f"episodes, batch {result['batch_size']}, chunk {result['chunk']}")
     print(f"{'loader':<45} {'data ms':>9} {'updt ms':>9} {'data %':>7} {'samples/s':>10} "
-          f"{'GPU':>5} {'alone/s':>10}")
+          f"{'GPU':>5} {'alone/s':>10} {'alone/cpu-s':>11}")
     for row in rows:
         print(f"{row[0]:<45} {row[1]:9.2f} {row[2]:9.2f} {row[3]:7.1f} {row[4]:10.1f} "
-              f"{row[5]:>5} {row[6]:10.1f}")
+              f"{row[5]:>5} {row[6]:10.1f} {row[7]:11.1f}")
     for g in result["robocache"]["gather"]:
         extra = f", padded rows {g['padded_rows_windows_per_s']:,.0f}" if "padded_rows" in g \
             else ""
@@ -394,6 +431,8 @@ def main():
     p.add_argument("--layers", type=int, default=4)
     p.add_argument("--steps", type=int, default=None, help="default 200 CUDA, 30 CPU")
     p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--alone-steps", type=int, default=None,
+                   help="batches of the loaders alone (default 500 CUDA, 60 CPU)")
     p.add_argument("--workers", type=int, default=len(os.sched_getaffinity(0)),
                    help="DataLoader workers of the baseline (default: the cores allowed)")
     p.add_argument("--gather-batches", type=int, nargs="*", default=None)
@@ -409,6 +448,7 @@ def main():
     args.batch_size = args.batch_size or (256 if cuda else 64)
     args.d_model = args.d_model or (256 if cuda else 128)
     args.steps = args.steps or (200 if cuda else 30)
+    args.alone_steps = args.alone_steps or (500 if cuda else 60)
     args.gather_batches = args.gather_batches or ([256, 1024, 4096, 16384] if cuda
                                                   else [64, 256, 1024])
     rank, world = int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
@@ -439,7 +479,7 @@ def main():
     if rank == 0 and py and not args.skip_lerobot:
         cmd = [py, os.path.abspath(__file__), "--side", "lerobot", "--dataset", args.dataset]
         for k in ("device", "batch_size", "chunk", "d_model", "layers", "steps", "warmup",
-                  "workers"):
+                  "alone_steps", "workers"):
             cmd += [f"--{k.replace('_', '-')}", str(getattr(args, k))]
         done = subprocess.run(cmd, check=True, capture_output=True, text=True)
         result["lerobot"] = json.loads(done.stdout.strip().splitlines()[-1])
@@ -448,7 +488,9 @@ def main():
             "training samples/s, WindowLoader / LeRobot":
                 rc["train"]["samples_per_s"] / lr["train"]["samples_per_s"],
             "loader alone samples/s, WindowLoader / LeRobot":
-                rc["alone"]["samples_per_s"] / lr["alone"]["samples_per_s"]}
+                rc["alone"]["samples_per_s"] / lr["alone"]["samples_per_s"],
+            "loader alone samples per CPU second, WindowLoader / LeRobot":
+                rc["alone"]["samples_per_cpu_s"] / lr["alone"]["samples_per_cpu_s"]}
     result["load_average_after"] = list(os.getloadavg())
     if rank == 0:
         print_table(result)

@@ -5,9 +5,9 @@ the image stream's frame times (the same timeline and options as the
 low-dimensional keys, so the same choice as on the device), then each
 episode's frames are decoded in ONE Series.frames(indices) call (PyAV or the
 reader's decoder underneath). Batches are planned and decoded in background
-threads `depth` batches ahead of the one the training loop asks for, into
-pinned host memory when the device is a GPU; the loop then only starts an
-asynchronous copy.
+threads (Prefetch) `depth` batches ahead of the one the training loop asks
+for, into pinned host memory when the device is a GPU; the loop then only
+starts an asynchronous copy.
 """
 
 import threading
@@ -83,23 +83,21 @@ class ImagePlan:
 
 
 class Prefetch:
-    """Decodes batches `start`, `start + 1`, ... of a rank's sample order in
-    `threads` background threads, up to `depth` batches ahead."""
+    """Runs load(start), load(start + 1), ... in `threads` background threads,
+    up to `depth` batches ahead of the one asked for."""
 
-    def __init__(self, plan, batches, start, depth, threads):
-        self.plan = plan
-        self.batches = batches  # i -> int64 indices of batch i
+    def __init__(self, load, start, depth, threads):
+        self.load = load  # i -> dict of tensors of batch i
         self.depth = max(1, int(depth))
         self.pool = ThreadPoolExecutor(max_workers=max(1, int(threads)),
-                                       thread_name_prefix="robocache-frames")
+                                       thread_name_prefix="robocache-loader")
         self.futures = {}
         self.next = start
 
     def get(self, i, count):
-        """Host tensors of batch i (waits for its decode); keeps `depth`
-        batches below `count` in flight."""
+        """Batch i (waits for it); keeps `depth` batches below `count` in flight."""
         while self.next < min(i + 1 + self.depth, count):
-            self.futures[self.next] = self.pool.submit(self.plan.load, self.batches(self.next))
+            self.futures[self.next] = self.pool.submit(self.load, self.next)
             self.next += 1
         return self.futures.pop(i).result()
 

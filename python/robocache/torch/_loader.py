@@ -309,26 +309,33 @@ class WindowLoader:
 
     def __iter__(self):
         """Batches of the current epoch from where the last iteration stopped
-        (a full pass is one epoch; then the epoch advances)."""
+        (a full pass is one epoch; then the epoch advances). On the CPU the
+        next batch is computed in a background thread while the caller works
+        on this one; image keys are decoded `prefetch` batches ahead."""
         epoch, start = self._epoch, self._batch
         order = self.order.indices(epoch)
         count = len(self.order)
         dev = order.to(self.device) if len(self.groups) == 1 else None
+
+        def windows(i):
+            if dev is not None:
+                return self._resident.gather(self.order.batch(dev, i))
+            return self._paged(self.order.batch(order, i))
+
+        ahead = Prefetch(windows, start, 1, 1) if self.device.type == "cpu" else None
         frames = None
         if self.images is not None:
-            frames = Prefetch(self.images, lambda i: self.order.batch(order, i).numpy(), start,
-                              self.prefetch, self.decode_threads)
+            frames = Prefetch(lambda i: self.images.load(self.order.batch(order, i).numpy()),
+                              start, self.prefetch, self.decode_threads)
         try:
             for i in range(start, count):
-                if dev is not None:
-                    batch = self._resident.gather(self.order.batch(dev, i))
-                else:
-                    batch = self._paged(self.order.batch(order, i))
+                batch = ahead.get(i, count) if ahead is not None else windows(i)
                 if frames is not None:
                     batch.update(to_device(frames.get(i, count), self.device))
                 self._batch = i + 1
                 yield batch
             self._epoch, self._batch = epoch + 1, 0
         finally:
-            if frames is not None:
-                frames.close()
+            for p in (ahead, frames):
+                if p is not None:
+                    p.close()
