@@ -10,7 +10,8 @@ times into one LeRobot v3.0 folder (written once under --work; the printout says
 Windows: observation.state at [-1/30, 0] s, action chunk of --chunk frames (k / 30 s).
 Policy: ACT-style, a --layers-layer pre-norm transformer encoder (d_model --d-model) over
 2 state tokens and --chunk learned action queries, L1 loss on the non-padded actions,
-AdamW; bf16 autocast on CUDA, float32 on the CPU.
+AdamW; bf16 autocast on CUDA, float32 on the CPU; under torchrun wrapped in
+DistributedDataParallel, each rank fed its own shard.
 Per step: data_s = waiting for the next batch (baseline: + .to(device)), updt_s =
 forward + backward + optimizer step (both end with a device synchronisation on CUDA), so
 samples/s = batch / (data_s + updt_s); GPU utilisation sampled through NVML (pynvml)
@@ -171,6 +172,8 @@ def train(batches, device, args, to_device):
     """Runs warm-up + timed steps; per-step data_s / updt_s statistics."""
     torch.manual_seed(0)
     model = Policy(6, 6, 2, args.chunk, args.d_model, args.layers).to(device)
+    if torch.distributed.is_available() and torch.distributed.is_initialized():
+        model = nn.parallel.DistributedDataParallel(model)  # gradients all-reduced per step
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     autocast = torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else \
         torch.autocast("cpu", enabled=False)
