@@ -62,6 +62,7 @@ test-asan: deps
 test-python: build
 	$(PYTHON) -m pip install -q --disable-pip-version-check --no-build-isolation \
 	  --config-settings=cmake.define.ROBOCACHE_CUDA=OFF .
+	bash scripts/install-lerobot-oracle.sh
 	ROBOCACHE_BIN=$(abspath $(BUILD))/robocache $(PYTHON) -m pytest -q tests/python tests/cli
 
 fuzz-build: deps

@@ -27,7 +27,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-/tmp/robocache-gpu-build}
 ARCH=${CUDA_ARCH:-90}
 PYTHON=${PYTHON:-python3}
-read -r -a BENCHES <<<"${BENCHES:-bench/bench_gpu_align.py bench/bench_gpu_voxel.py bench/bench_gpu_python.py}"
+read -r -a BENCHES <<<"${BENCHES:-bench/bench_gpu_align.py bench/bench_gpu_voxel.py bench/bench_gpu_python.py bench/bench_training_loop.py}"
 # voxel: bench_gpu_voxel.py times robocache through the C harness built here
 export BENCH_VOXEL_BIN="$BUILD/bench/bench_voxel_cuda"
 mkdir -p "$OUT"
@@ -127,5 +127,6 @@ done
 # bench tables and failures at the end of the log are what a reader needs first
 grep -A40 '^device .*copy bandwidth' "$LOG" || true
 grep -A30 '^device .*per call, median us' "$LOG" || true
+grep -A12 '^device .*frames in .*episodes, batch' "$LOG" || true
 printf '%s\n' "${SUMMARY[@]}" | tee -a "$LOG"
 exit "$FAILED"

@@ -1,4 +1,4 @@
-"""PyTorch helpers: collate ragged episodes into padded batches with lengths.
+"""robocache.torch.collate_ragged: ragged episodes into padded batches with lengths.
 
     loader = DataLoader(episodes, batch_size=8, collate_fn=robocache.torch.collate_ragged)
     for batch in loader:
