@@ -35,12 +35,13 @@ def describe(recording, episodes=None):
     for ep in chosen:
         meta = ", ".join(f"{k}={v}" for k, v in ep.meta.items() if k in ("task", "fps", "robot_type"))
         lines.append(f"episode {ep.index}" + (f" ({meta})" if meta else ""))
-        lines.append(f"  {'stream':40s} {'kind':10s} {'clock':9s} {'samples':>8s} {'D':>4s} "
+        w = max([40] + [len(n) for n in ep.streams])
+        lines.append(f"  {'stream':{w}s} {'kind':10s} {'clock':9s} {'samples':>8s} {'D':>4s} "
                      f"{'rate Hz':>9s} {'jitter ms':>9s} {'span s':>9s} {'gaps':>5s}")
         for name, s in ep.streams.items():
             d = summarize(s)
             jitter = None if "jitter_s" not in d else d["jitter_s"] * 1e3
-            lines.append(f"  {name:40s} {d['kind']:10s} {d['clock']:9s} {d['samples']:8d} "
+            lines.append(f"  {name:{w}s} {d['kind']:10s} {d['clock']:9s} {d['samples']:8d} "
                          f"{d['columns']:4d} {_fmt(d.get('rate_hz'), '9.3f')} "
                          f"{_fmt(jitter, '9.3f')} {_fmt(d.get('span_s'), '9.3f')} "
                          f"{_fmt(d.get('gaps'), '5d')}")
