@@ -48,6 +48,8 @@ class Resident:
         for d in timeline.streams:
             a, b = int(d.starts[e0]), int(d.starts[e1])
             spec = d.spec
+            if spec.sentinels:  # align widens the row's own ends by the tolerance itself
+                a, b = a + 1, b - 1
             max_gap = timeline.max_gap_ns if spec.max_gap_ns is None else \
                 min(spec.max_gap_ns, timeline.max_gap_ns)
             self.streams.append(robocache.Stream(

@@ -15,7 +15,8 @@ Streams whose method takes a tolerance repeat their edge samples
 `tolerance` before the first and after the last sample of each episode
 (DESIGN §1.1: a target within tolerance outside the first..last span counts
 as inside; LeRobot's float32 timestamps put the end of an action chunk a few
-hundred ns past the last frame).
+hundred ns past the last frame). align widens a row's own two ends that way
+itself, so the rows handed to it leave out their first and last repeat.
 """
 
 import numpy as np
