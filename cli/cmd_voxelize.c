@@ -234,7 +234,12 @@ int rc_cmd_voxelize(int argc, char **argv) {
     rc_cli_error("voxelize", "out of memory");
     return RC_EXIT_DATA;
   }
-  robocache_ctx_set_num_threads(ctx, a.threads);
+  if (robocache_ctx_set_num_threads(ctx, a.threads) != ROBOCACHE_OK) {
+    rc_cli_error("voxelize", "%s", robocache_ctx_error_message(ctx));
+    robocache_ctx_free(ctx);
+    rc_cli_batch_free(&batch);
+    return RC_EXIT_USAGE;
+  }
   robocache_ctx_set_force_reference(ctx, a.reference);
   rc_cli_voxel_job job = {.ctx = ctx,
                           .batch = &batch,

@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 /* Largest --threads / -j value (0 = all cores). */
-#define RC_CLI_MAX_THREADS 4096
+#define RC_CLI_MAX_THREADS ROBOCACHE_MAX_THREADS
 
 /* Prints "robocache CMD: MESSAGE\n" on stderr, MESSAGE escaped as by
  * rc_cli_escape (file contents quoted in a message cannot reach the

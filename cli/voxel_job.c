@@ -76,8 +76,14 @@ static robocache_tensor tensor(void *data, int32_t dtype, int32_t ndim, const in
   return t;
 }
 
-static void *alloc_or_null(int64_t count, size_t esize) {
-  return calloc((size_t)(count > 0 ? count : 1), esize);
+/* calloc of dims[0] * ... * dims[n-1] elements of esize bytes (at least one);
+ * NULL when that product overflows or the memory is not there. */
+static void *alloc_or_null(int n, const int64_t *dims, size_t esize) {
+  uint64_t count = 1;
+  for (int i = 0; i < n; i++)
+    if (dims[i] < 0 || __builtin_mul_overflow(count, (uint64_t)dims[i], &count)) return NULL;
+  if (count > SIZE_MAX / esize) return NULL;
+  return calloc(count > 0 ? (size_t)count : 1, esize);
 }
 
 /* Output tensors of one call. */
@@ -97,10 +103,10 @@ static robocache_status prepare(rc_cli_voxel_job *j, outputs *o) {
   const rc_cli_batch *b = j->batch;
   const int64_t B = b->B, C = b->C, M = j->max_voxels, P = j->max_points;
   if (j->mode == RC_CLI_MODE_HARD) {
-    j->voxels = alloc_or_null(B * M * P * C, sizeof(float));
-    j->coords = alloc_or_null(B * M * 4, sizeof(int32_t));
-    j->num_points = alloc_or_null(B * M, sizeof(int32_t));
-    j->num_voxels = alloc_or_null(B, sizeof(int32_t));
+    j->voxels = alloc_or_null(4, (const int64_t[]){B, M, P, C}, sizeof(float));
+    j->coords = alloc_or_null(3, (const int64_t[]){B, M, 4}, sizeof(int32_t));
+    j->num_points = alloc_or_null(2, (const int64_t[]){B, M}, sizeof(int32_t));
+    j->num_voxels = alloc_or_null(1, &B, sizeof(int32_t));
     if (!j->voxels || !j->coords || !j->num_points || !j->num_voxels)
       return ROBOCACHE_OUT_OF_MEMORY;
     set_output(o, 0, j->voxels, ROBOCACHE_DTYPE_F32, 3, (const int64_t[]){B * M, P, C});
@@ -110,8 +116,8 @@ static robocache_status prepare(rc_cli_voxel_job *j, outputs *o) {
     return ROBOCACHE_OK;
   }
   if (j->mode == RC_CLI_MODE_DOWNSAMPLE) {
-    j->points_out = alloc_or_null(b->N * C, sizeof(float));
-    j->offsets_out = alloc_or_null(B + 1, sizeof(int64_t));
+    j->points_out = alloc_or_null(2, (const int64_t[]){b->N, C}, sizeof(float));
+    j->offsets_out = alloc_or_null(1, (const int64_t[]){B + 1}, sizeof(int64_t));
     if (!j->points_out || !j->offsets_out) return ROBOCACHE_OUT_OF_MEMORY;
     set_output(o, 0, j->points_out, ROBOCACHE_DTYPE_F32, 2, (const int64_t[]){b->N, C});
     set_output(o, 1, j->offsets_out, ROBOCACHE_DTYPE_I64, 1, (const int64_t[]){B + 1});
@@ -126,8 +132,7 @@ static robocache_status prepare(rc_cli_voxel_job *j, outputs *o) {
   j->grid_dtype = j->mode == ROBOCACHE_VOXEL_COUNT       ? ROBOCACHE_DTYPE_I32
                   : j->mode == ROBOCACHE_VOXEL_OCCUPANCY ? ROBOCACHE_DTYPE_U8
                                                          : ROBOCACHE_DTYPE_F32;
-  j->grid = alloc_or_null(B * F * g[0] * g[1] * g[2],
-                          robocache_dtype_size((robocache_dtype)j->grid_dtype));
+  j->grid = alloc_or_null(5, shape, robocache_dtype_size((robocache_dtype)j->grid_dtype));
   if (!j->grid) return ROBOCACHE_OUT_OF_MEMORY;
   set_output(o, 0, j->grid, j->grid_dtype, 5, shape);
   return ROBOCACHE_OK;

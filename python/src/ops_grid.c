@@ -11,7 +11,9 @@
 static robocache_status fill_row(int64_t *row, int64_t T, int64_t start, int64_t end,
                                  double rate_hz, int64_t count) {
   robocache_status st = robocache_uniform_grid(NULL, start, end, rate_hz, row, T);
-  for (int64_t i = count; st == ROBOCACHE_OK && i < T; i++) row[i] = row[count - 1];
+  /* padding repeats the last target (start for a row without targets) */
+  for (int64_t i = count; st == ROBOCACHE_OK && i < T; i++)
+    row[i] = count > 0 ? row[count - 1] : start;
   return st;
 }
 
