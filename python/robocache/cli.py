@@ -205,7 +205,31 @@ def cmd_check(argv):
     return 1 if problems else 0
 
 
+# options of `info` for the dataset formats, passed to robocache.datasets.open
+INFO_OPTIONS = {"--rate-hz": ("rate_hz", float), "--clock": ("clock", str)}
+
+
+def _info_options(argv):
+    """(rd.open keyword arguments, the other arguments) of `info`'s argv."""
+    options, rest, argv = {}, [], list(argv)
+    while argv:
+        a = argv.pop(0)
+        name, _, value = a.partition("=")
+        if name in INFO_OPTIONS:
+            key, kind = INFO_OPTIONS[name]
+            if not value:
+                value = argv.pop(0) if argv else ""
+            try:
+                options[key] = kind(value)
+            except ValueError:
+                raise SystemExit(_usage_error("info", f"{name} {value!r}: expected a {kind.__name__}"))
+        else:
+            rest.append(a)
+    return options, rest
+
+
 def cmd_info(argv):
+    options, argv = _info_options(argv)
     if any(a.startswith("-") for a in argv):
         return run_c(["info"] + list(argv))
     from . import datasets as rd
@@ -218,7 +242,7 @@ def cmd_info(argv):
         if fmt not in DATASET_FORMATS:
             return run_c(["info"] + list(argv))
         try:
-            sys.stdout.write(rd.describe(rd.open(path, format=fmt, order="drop")) + "\n")
+            sys.stdout.write(rd.describe(rd.open(path, format=fmt, order="drop", **options)) + "\n")
         except (ValueError, ImportError) as exc:
             sys.stderr.write(f"robocache info: {exc}\n")
             rc = rc or 1

@@ -1,24 +1,9 @@
-"""python -m robocache.datasets PATH [--format F]: describes a recording."""
+"""python -m robocache.datasets PATH... [--rate-hz HZ] [--clock header|log]:
+what `robocache info` prints for the recordings robocache.datasets reads."""
 
-import argparse
 import sys
 
-from . import FORMATS, describe, open
-
-
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m robocache.datasets",
-                                     description="Episodes and streams of a recording.")
-    parser.add_argument("path")
-    parser.add_argument("--format", default="auto", choices=("auto",) + FORMATS)
-    args = parser.parse_args(argv)
-    try:
-        print(describe(open(args.path, format=args.format)))
-    except (OSError, ValueError, ImportError) as e:
-        print(f"robocache: {e}", file=sys.stderr)
-        return 1
-    return 0
-
+from ..cli import cmd_info
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cmd_info(sys.argv[1:]))

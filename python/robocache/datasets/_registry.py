@@ -8,6 +8,7 @@ for that format.
 
 import builtins
 import importlib
+import inspect
 import os
 
 from ._series import DatasetError
@@ -104,4 +105,12 @@ def open(path, format="auto", **options):
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path}: no such file or directory")
     module = importlib.import_module(f".{READERS[format]}", __package__)
+    params = inspect.signature(module.open).parameters
+    if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        unknown = sorted(set(options) - set(params))
+        if unknown:
+            takes = ", ".join(n for n, p in params.items() if p.kind is p.KEYWORD_ONLY
+                              and n != "format")
+            raise ValueError(f"{path}: the {format} reader takes no option "
+                             f"{', '.join(unknown)} (its options: {takes})")
     return module.open(path, format=format, **options)

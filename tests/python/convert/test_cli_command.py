@@ -35,6 +35,24 @@ def test_info_of_a_bag_in_python():
     assert "rosbag1" in p.stdout and "/husky_velocity_controller/odom/pose/orientation" in p.stdout
 
 
+def test_info_options_reach_the_reader():
+    rlds = ROOT / "data/robot/rlds/bridge_dataset/1.0.0"
+    p = robocache("info", rlds)
+    assert p.returncode == 1 and "rate_hz" in p.stderr  # RLDS steps have no rate of their own
+    p = robocache("info", rlds, "--rate-hz", "5")
+    assert p.returncode == 0, p.stderr
+    assert "rlds, 25 episode(s)" in p.stdout and " 5.000 " in p.stdout
+    p = robocache("info", HUSKY_BAG, "--clock=log")
+    assert p.returncode == 0 and " log " in p.stdout and " header " not in p.stdout
+    p = robocache("info", rlds, "--clock", "log")
+    assert p.returncode == 1 and "the rlds reader takes no option clock" in p.stderr
+    p = robocache("info", HUSKY_BAG, "--rate-hz", "fast")
+    assert p.returncode == 2 and "--rate-hz 'fast': expected a float" in p.stderr
+    p = subprocess.run([sys.executable, "-m", "robocache.datasets", HUSKY_BAG],
+                       capture_output=True, text=True)
+    assert p.returncode == 0 and "rosbag1" in p.stdout
+
+
 @has_c_tool
 def test_c_commands_are_forwarded():
     env = {**os.environ, "ROBOCACHE_BIN": C_TOOL}
