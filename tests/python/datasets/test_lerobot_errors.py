@@ -248,7 +248,7 @@ def test_video_shorter_than_its_data_v30_shared(tmp_path):
 
 
 def test_unknown_option_is_refused(tmp_path):
-    with pytest.raises(TypeError, match="clock"):
+    with pytest.raises(ValueError, match="the lerobot reader takes no option clock"):
         rd.open(LEROBOT / SO101, clock="log")
 
 
