@@ -1,5 +1,6 @@
 """Helpers shared by the benchmark drivers in bench/ (imported by name: the
 drivers run as `python3 bench/<driver>.py`, which puts bench/ on sys.path)."""
+import json
 import os
 import platform
 import re
@@ -44,3 +45,13 @@ def find_binary(explicit, name="bench_resample_cpu"):
         if c and os.access(c, os.X_OK):
             return c
     sys.exit(f"{name} not found: run `make build` (or pass --bin)")
+
+
+def write_json(path, result):
+    """Writes a benchmark's result file: parent folders made, indented JSON, a
+    newline at the end; prints where it went."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(result, f, indent=2)
+        f.write("\n")
+    print(f"wrote {path}")

@@ -26,7 +26,6 @@ Writes <out>/gpu_python_<device>.json and prints a table.
 """
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -37,7 +36,7 @@ import numpy as np
 import torch
 
 import robocache
-from bench_common import ROOT, find_binary, slug
+from bench_common import ROOT, find_binary, slug, write_json
 from bench_gpu_voxel import run_harness
 
 SCANS = [os.path.join(ROOT, "data", "pointclouds", f"kitti_raw_hdl64_000000000{i}.bin")
@@ -149,11 +148,7 @@ def main():
     public, with_out = resample_case()
     report("resample f32", "B32 S500 T250 D256", time_calls(public, a.calls),
            out=time_calls(with_out, a.calls))
-    os.makedirs(a.out, exist_ok=True)
-    path = os.path.join(a.out, f"gpu_python_{slug(name)}.json")
-    with open(path, "w") as f:
-        json.dump(results, f, indent=1)
-    print(f"wrote {path}")
+    write_json(os.path.join(a.out, f"gpu_python_{slug(name)}.json"), results)
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench_common import cpu_model, slug
+from bench_common import cpu_model, slug, write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "python" / "datasets"))
@@ -221,11 +221,7 @@ def main():
               "load_average_1_5_15min_before": load_before,
               "load_average_1_5_15min": os.getloadavg(),
               "numeric": numeric, "video": video}
-    os.makedirs(args.out, exist_ok=True)
-    path = os.path.join(args.out, f"read_lerobot_{slug(cpu)}.json")
-    with open(path, "w") as f:
-        json.dump(result, f, indent=2)
-    print(f"\nwrote {path}")
+    write_json(os.path.join(args.out, f"read_lerobot_{slug(cpu)}.json"), result)
 
 
 if __name__ == "__main__":

@@ -30,7 +30,6 @@ usage: python bench/bench_read_rosbag.py [--repeats R] [--copies N] [--out FILE]
 """
 import argparse
 import gc
-import json
 import os
 import pathlib
 import struct
@@ -41,7 +40,7 @@ import time
 
 import numpy as np
 
-from bench_common import cpu_model, slug
+from bench_common import cpu_model, slug, write_json
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 ROBOT = ROOT / "data" / "robot"
@@ -263,11 +262,7 @@ def main():
                   f"{v['mb_per_s']:>7.2f}{v['messages_per_s']:>9.0f}"
                   f"{r['time_over_robocache'][name]:>12.2f}")
     path = args.out or ROOT / "bench" / "results" / f"read_rosbag_{slug(device) or 'cpu'}.json"
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as f:
-        json.dump(report, f, indent=2)
-        f.write("\n")
-    print(f"wrote {path}")
+    write_json(path, report)
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ import time
 import numpy as np
 import torch
 
-from bench_common import ROOT, cpu_model, find_binary, slug
+from bench_common import ROOT, cpu_model, find_binary, slug, write_json
 
 SHAPES = [dict(B=32, S=500, T=250, D=256), dict(B=64, S=4096, T=1024, D=32)]
 TOLERANCE = 1e-5
@@ -155,11 +155,7 @@ def main():
                   f"{v['p90_s'] * 1e3:>9.3f}{v['gb_per_s']:>8.2f}{ratio:>13.1f}")
     path = args.out or os.path.join(ROOT, "bench", "results",
                                     f"resample_cpu_{slug(device) or 'cpu'}.json")
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as f:
-        json.dump(report, f, indent=2)
-        f.write("\n")
-    print(f"wrote {path}")
+    write_json(path, report)
 
 
 if __name__ == "__main__":

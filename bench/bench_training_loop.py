@@ -41,7 +41,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from bench_common import cpu_model, slug
+from bench_common import cpu_model, slug, write_json
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOURCE = os.path.join(ROOT, "data", "robot", "lerobot", "so101_record_test_v30_novideo")
@@ -498,11 +498,7 @@ def main():
     if rank == 0:
         print_table(result)
         name = slug(result["device"]) if cuda else slug(cpu_model())
-        os.makedirs(args.out, exist_ok=True)
-        path = os.path.join(args.out, f"training_loop_{name}.json")
-        with open(path, "w") as f:
-            json.dump(result, f, indent=1)
-        print("wrote", path)
+        write_json(os.path.join(args.out, f"training_loop_{name}.json"), result)
     if world > 1:
         torch.distributed.destroy_process_group()
 
