@@ -30,7 +30,7 @@ class ImagePlan:
         for d in timeline.images:
             spec = d.spec
             gap = max_gap_ns if spec.max_gap_ns is None else min(spec.max_gap_ns, max_gap_ns)
-            cut = slice(1, -1) if spec.sentinels else slice(None)  # as in Resident
+            cut = d.rows(0, d.starts.size - 1)
             stream = robocache.Stream(d.values[cut], d.times[cut], name=d.name, method=spec.method,
                                       max_gap=gap, tolerance=spec.tolerance_ns,
                                       time_offset=spec.time_offset_ns)

@@ -46,14 +46,12 @@ class Resident:
         self.sample_frame = put(timeline.sample_frame[s0:s1])
         self.streams = []
         for d in timeline.streams:
-            a, b = int(d.starts[e0]), int(d.starts[e1])
+            cut = d.rows(e0, e1)
             spec = d.spec
-            if spec.sentinels:  # align widens the row's own ends by the tolerance itself
-                a, b = a + 1, b - 1
             max_gap = timeline.max_gap_ns if spec.max_gap_ns is None else \
                 min(spec.max_gap_ns, timeline.max_gap_ns)
             self.streams.append(robocache.Stream(
-                put(d.values[a:b])[None], put(d.times[a:b])[None], name=d.name,
+                put(d.values[cut])[None], put(d.times[cut])[None], name=d.name,
                 method=spec.method, extrapolate=spec.extrapolate, fill_value=spec.fill_value,
                 max_gap=max_gap, tolerance=spec.tolerance_ns, time_offset=spec.time_offset_ns,
                 quat_order=spec.quat_order))

@@ -44,6 +44,13 @@ class StreamData:
     def nbytes(self):
         return self.times.nbytes + self.values.nbytes
 
+    def rows(self, e0, e1):
+        """slice of the rows of episodes [e0, e1) handed to align as one row:
+        without its first and last edge repeat, since align widens a row's
+        own ends by the tolerance itself."""
+        a, b = int(self.starts[e0]), int(self.starts[e1])
+        return slice(a + 1, b - 1) if self.spec.sentinels else slice(a, b)
+
 
 class Timeline:
     """The episodes on one timeline.
