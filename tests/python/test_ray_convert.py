@@ -5,44 +5,23 @@ stopped before its last shard is rerun (completed shards skipped). Inputs: the
 real Husky recording as MCAP and as ROS 1 bag, plus two copies of it written
 here with rosbags, cut to a part of the drive and shifted in time."""
 
-import filecmp
 import json
 import os
-import pathlib
 import sys
 
-import numpy as np
 import pytest
 
 ray = pytest.importorskip("ray")
 rr = pytest.importorskip("robocache.ray")
 from robocache.convert import convert  # noqa: E402
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-HUSKY_MCAP = ROOT / "data/robot/ros2/robot_localization_test1_mcap"
-HUSKY_BAG = ROOT / "data/robot/ros1/robot_localization_test1.bag"
-ODOM = "/husky_velocity_controller/odom"
-STREAMS = ["observation.imu=/imu/data/angular_velocity,/imu/data/linear_acceleration",
-           f"observation.state={ODOM}/pose", f"action={ODOM}/twist,method=previous"]
-FPS = 30
-
-
-def _cuda():
-    try:
-        import torch
-        return torch.cuda.is_available()
-    except ImportError:
-        return False
-
-
-requires_cuda = pytest.mark.skipif(not _cuda(), reason="no CUDA device")
+from ray_support import (FPS, HUSKY_BAG, HUSKY_MCAP, ODOM, STREAMS,  # noqa: E402
+                         assert_same_dataset, local_ray)
 
 
 @pytest.fixture(scope="module", autouse=True)
-def local_ray():
-    import ray.cloudpickle
-    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    ray.init(num_cpus=2, log_to_driver=False, include_dashboard=False)
+def ray_cluster():
+    local_ray(sys.modules[__name__])
     yield
     ray.shutdown()
 
@@ -82,24 +61,6 @@ def serial(inputs, tmp_path_factory):
     out = tmp_path_factory.mktemp("serial") / "husky"
     convert(inputs, str(out), to="lerobot", fps=FPS, streams=STREAMS)
     return out
-
-
-def files(root):
-    return sorted(str(p.relative_to(root)) for p in pathlib.Path(root).rglob("*") if p.is_file())
-
-
-def assert_same_dataset(a, b):
-    """Every file byte for byte (data Parquet, meta/episodes, stats.json,
-    info.json, tasks), Parquet values through pyarrow, and the sync reports."""
-    import pyarrow.parquet as pq
-    assert files(a) == files(b)
-    for rel in files(a):
-        assert filecmp.cmp(a / rel, b / rel, shallow=False), rel
-        if rel.endswith(".parquet"):
-            assert pq.read_table(a / rel).equals(pq.read_table(b / rel)), rel
-    ra, rb = (json.loads(pathlib.Path(f"{p}.sync.json").read_text()) for p in (a, b))
-    assert ra.pop("output") == str(a) and rb.pop("output") == str(b)
-    assert ra == rb
 
 
 def test_ray_equals_serial(inputs, serial, tmp_path):
@@ -179,17 +140,3 @@ def test_rerun_skips_completed_shards(inputs, serial, tmp_path):
     redone = sorted(os.listdir(log))
     assert len(redone) == 2 and os.path.basename(inputs[3]) in redone
     assert_same_dataset(serial, out)
-
-
-@requires_cuda
-def test_gpu_actors_match_cpu(inputs, serial, tmp_path):
-    import pyarrow.parquet as pq
-    out = tmp_path / "husky"
-    rr.convert(inputs, str(out), streams=STREAMS, fps=FPS, num_gpus_per_worker=0.5)
-    a = pq.read_table(serial / "data/chunk-000/file-000.parquet")
-    b = pq.read_table(out / "data/chunk-000/file-000.parquet")
-    assert a.column_names == b.column_names and a.num_rows == b.num_rows
-    for name in ("observation.imu", "observation.state", "action"):
-        x = np.stack(a[name].to_numpy(zero_copy_only=False))
-        y = np.stack(b[name].to_numpy(zero_copy_only=False))
-        np.testing.assert_allclose(y, x, rtol=1e-6, atol=1e-6, err_msg=name)

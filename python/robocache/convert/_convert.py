@@ -201,14 +201,18 @@ def episodes(inputs, specs, fps, options, device=None):
     return _episodes(inputs, specs, fps, dict(options, device=device))
 
 
-def write(items, output, *, to, inputs, fps, options, robot_type=None, masks=None, log=None):
+def write(items, output, *, to, inputs, fps, options, robot_type=None, masks=None, log=None,
+          writer_class=None):
     """Writes converted episodes (`items`: Converted, LeRobot EpisodePart with
     `report` and `policies`, or rejected reports) to a temporary output
-    renamed to `output` at the end, then OUTPUT.sync.json. Returns the report."""
+    renamed to `output` at the end, then OUTPUT.sync.json. Returns the report.
+    writer_class: a LeRobotWriter subclass to write with (robocache.ray's
+    places the videos its workers encoded); None: the writer of `to`."""
     tmp = _output.temporary(output, to == "lerobot")
     writer = None
     try:
-        writer = _writer(to, tmp, fps, robot_type, masks)
+        writer = (_writer(to, tmp, fps, robot_type, masks) if writer_class is None
+                  else writer_class(tmp, fps, robot_type))
         report = {"output": output, "to": to, "fps": fps, "episodes": [], "rejected": []}
         policies = None
         for conv in items:

@@ -3,7 +3,8 @@ staging folder beside the output until the merge.
 
     <parent>/.<output name>.shards/<key>/episodes.npz    the episodes' columns
     <parent>/.<output name>.shards/<key>/episodes.json   parts' metadata, reports
-    <parent>/.<output name>.shards/<key>/manifest.json   SHA-256 of both, written last
+    <parent>/.<output name>.shards/<key>/videos/...      its image features' MP4 files
+    <parent>/.<output name>.shards/<key>/manifest.json   SHA-256 of all, written last
 
 A shard is written under `<key>.partial-XXXX/` and renamed to `<key>/` once
 its manifest is on disk, so `<key>/` exists only complete. `key` hashes the
@@ -58,9 +59,10 @@ def _sha256(path):
     return h.hexdigest()
 
 
-def write_shard(root, key, items):
-    """Writes one shard (items: EpisodePart with `report` and `policies`, or
-    rejected-episode reports) unless a complete one exists. Returns its folder."""
+def write_shard(root, key, items, files=None):
+    """Writes one shard (items: StagedPart or rejected-episode reports; files:
+    {relative path: bytes}, the MP4s its parts' `videos` name) unless a
+    complete one exists. Returns its folder."""
     final = os.path.join(root, key)
     if is_complete(final):
         return final
@@ -73,14 +75,20 @@ def write_shard(root, key, items):
                 meta.append({"rejected": it})
                 continue
             m = {k: getattr(it, k) for k in _PART_FIELDS}
-            m.update(report=it.report, policies=it.policies, columns=list(it.columns))
+            m.update(report=it.report, policies=it.policies, columns=list(it.columns),
+                     videos=it.videos)
             meta.append(m)
             for j, name in enumerate(it.columns):
                 arrays[f"{i}/{j}"] = it.columns[name]
         np.savez(os.path.join(tmp, "episodes.npz"), **arrays)
         with open(os.path.join(tmp, "episodes.json"), "w") as fh:
             json.dump(meta, fh)
-        sums = {n: _sha256(os.path.join(tmp, n)) for n in ("episodes.npz", "episodes.json")}
+        for rel, data in (files or {}).items():
+            os.makedirs(os.path.dirname(os.path.join(tmp, rel)), exist_ok=True)
+            with open(os.path.join(tmp, rel), "wb") as fh:
+                fh.write(data)
+        sums = {n: _sha256(os.path.join(tmp, n))
+                for n in ("episodes.npz", "episodes.json", *(files or {}))}
         with open(os.path.join(tmp, "manifest.json"), "w") as fh:
             json.dump({"key": key, "sha256": sums}, fh)
         if os.path.isdir(final):  # damaged (checksums fail): set it aside
@@ -109,8 +117,8 @@ def is_complete(folder):
 
 
 def read_shard(folder):
-    """The shard's items in order: EpisodePart (with `report`, `policies`) or
-    rejected reports. OutputError when the shard is missing or damaged."""
+    """The shard's items in order: StagedPart (video files as absolute paths)
+    or rejected reports. OutputError when the shard is missing or damaged."""
     if not is_complete(folder):
         raise OutputError(f"{folder}: shard missing or its checksums do not match")
     with open(os.path.join(folder, "episodes.json")) as fh:
@@ -122,14 +130,17 @@ def read_shard(folder):
                 out.append(m["rejected"])
                 continue
             cols = {name: npz[f"{i}/{j}"] for j, name in enumerate(m["columns"])}
+            videos = {k: dict(v, file=os.path.join(folder, v["file"]))
+                      for k, v in m["videos"].items()}
             part = StagedPart(columns=cols, report=m["report"], policies=m["policies"],
-                              **{k: m[k] for k in _PART_FIELDS})
+                              videos=videos, **{k: m[k] for k in _PART_FIELDS})
             part.layout = [tuple(x) for x in part.layout]
             out.append(part)
     return out
 
 
 class StagedPart(EpisodePart):
-    """An EpisodePart with the episode's sync `report` and feature `policies`."""
+    """An EpisodePart with the episode's sync `report`, feature `policies` and
+    `videos` ({image feature: its video in the shard}, _video.RecordingVideos)."""
 
-    __slots__ = ("report", "policies")
+    __slots__ = ("report", "policies", "videos")

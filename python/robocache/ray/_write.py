@@ -11,6 +11,7 @@ from ..convert import _output
 from ..convert._convert import write
 from . import _shards
 from ._read import load_shard_list
+from ._video import StagedEpisode, VideoPlacer
 
 _ROW_KEYS = ("shard", "num_shards", "path", "key", "plan")
 
@@ -25,7 +26,8 @@ def write_lerobot(ds, output, *, overwrite=False, robot_type=None, log=None):
     2. the driver writes the dataset from the shards, episode by episode, in
        input order, into a temporary folder renamed to `output` at the end
        (data files, meta/episodes, meta/stats.json merged from the per-episode
-       statistics the workers computed, tasks, info), then OUTPUT.sync.json,
+       statistics the workers computed, tasks, info; each shard's MP4 files
+       placed as videos/<key>/chunk-CCC/file-FFF.mp4), then OUTPUT.sync.json,
        and removes the staging folder.
     Returns convert's sync report. Raises OutputError (output exists without
     overwrite, a shard missing), ConvertError (no episode converted; a
@@ -37,16 +39,18 @@ def write_lerobot(ds, output, *, overwrite=False, robot_type=None, log=None):
                           batch_size=1).take_all()
     paths, keys, plan = _shard_list(root, rows)
     specs, fps, options = pickle.loads(plan)
-    items = (it for k in keys for it in _shards.read_shard(os.path.join(root, k)))
+    items = (StagedEpisode(it) if getattr(it, "videos", None) else it
+             for k in keys for it in _shards.read_shard(os.path.join(root, k)))
     report = write(items, output, to="lerobot", inputs=paths, fps=fps, options=options,
-                   robot_type=robot_type, log=log)
+                   robot_type=robot_type, log=log, writer_class=VideoPlacer)
     shutil.rmtree(root, ignore_errors=True)
     return report
 
 
 def _write_shards(batch, root):
     for key, payload in zip(batch["key"], batch["episodes"]):
-        _shards.write_shard(root, str(key), pickle.loads(payload))
+        items, files = pickle.loads(payload)
+        _shards.write_shard(root, str(key), items, files)
     return {k: np.array(list(batch[k]), dtype=object if k == "plan" else None)
             for k in _ROW_KEYS}
 
