@@ -2,11 +2,15 @@
 """Throughput of `robocache convert` on Ray against the serial converter and
 a multiprocessing.Pool of it, by number of workers.
 
-Input: N recordings built by repetition from the real Husky fixtures (copies
-of data/robot/ros1/robot_localization_test1.bag and of the rosbag2 MCAP folder
-data/robot/ros2/robot_localization_test1_mcap, alternating; identical content,
-one episode each), converted to LeRobot v3.0 at 30 fps with the IMU, odometry
-pose and twist streams of tests/python/test_ray_convert.py.
+Input: N recordings built by repetition from the real Husky fixtures
+(data/robot/ros1/robot_localization_test1.bag and the rosbag2 MCAP folder
+data/robot/ros2/robot_localization_test1_mcap): the first --seconds of the
+IMU and odometry topics of each, written once as a rosbag2 MCAP with rosbags,
+then copied alternately to N recordings (identical content, one episode
+each), converted to LeRobot v3.0 at 30 fps with the IMU, odometry pose and
+twist streams of tests/python/test_ray_convert.py. The defaults (48 cuts of
+60 s, 2 runs per case) give each of 16 workers 3 recordings and take about
+5 minutes with --workers 1 2 4 8 16 on a 16-core host.
 
   serial   robocache.convert.convert(all inputs) -> one dataset
   pool W   multiprocessing.Pool(W).map of convert([one input]) -> one dataset
@@ -16,12 +20,15 @@ pose and twist streams of tests/python/test_ray_convert.py.
            -> one dataset, the same files as serial (checked every run)
 
 Reports per case median/p10/p90 seconds, episodes/s and MB/s (input bytes /
-median time), Ray's scaling efficiency (throughput at W / (W x at 1)) and its
-overhead over the pool at equal W (ray median / pool median - 1). Prints a
-table and writes bench/results/ray_convert_<cpu-model>.json.
+median time), the scaling efficiency of Ray and of the pool (throughput at W
+/ (W x throughput at the fewest workers)) and Ray's overhead over the pool at
+equal W (ray median / pool median - 1). The first serial run's dataset is the
+reference every Ray run is checked against, file for file. Prints a table and
+writes ray_convert_<cpu-model>.json to --out (a folder, default
+bench/results/, or a file name).
 
-usage: python bench/bench_ray_convert.py [--workers 1 2 ...] [--recordings N]
-                                          [--repeats R] [--out FILE]
+usage: python bench/bench_ray_convert.py [--workers 1 2 4 8 16] [--recordings N]
+                                          [--seconds S] [--repeats R] [--out PATH]
 """
 import argparse
 import filecmp
@@ -38,7 +45,7 @@ import time
 
 import numpy as np
 
-from bench_common import cpu_model, slug
+from bench_common import cpu_model, slug, write_json
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SOURCES = [ROOT / "data/robot/ros1/robot_localization_test1.bag",
@@ -55,12 +62,29 @@ def size_of(path):
         else p.stat().st_size
 
 
-def make_inputs(folder, n):
+def cut(src, dst, seconds):
+    """A rosbag2 MCAP of the first `seconds` of src's IMU and odometry topics."""
+    from rosbags.highlevel import AnyReader
+    from rosbags.rosbag2 import StoragePlugin, Writer
+    from rosbags.typesys import Stores, get_typestore
+    ts = get_typestore(Stores.ROS2_HUMBLE)
+    with AnyReader([src], default_typestore=ts) as reader, \
+            Writer(dst, version=9, storage_plugin=StoragePlugin.MCAP) as w:
+        conns = [c for c in reader.connections if c.topic in ("/imu/data", ODOM)]
+        out = {c.topic: w.add_connection(c.topic, c.msgtype, typestore=ts) for c in conns}
+        for c, t, raw in reader.messages(connections=conns):
+            if t - reader.start_time <= seconds * 10**9:
+                w.write(out[c.topic], t, ts.serialize_cdr(reader.deserialize(raw, c.msgtype),
+                                                          c.msgtype))
+    return dst
+
+
+def make_inputs(folder, n, seconds):
+    cuts = [cut(src, folder / f"cut{i}", seconds) for i, src in enumerate(SOURCES)]
     out = []
     for i in range(n):
-        src = SOURCES[i % 2]
-        dst = folder / f"rec{i:03d}{'.bag' if src.suffix == '.bag' else ''}"
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, dst)
+        dst = folder / f"rec{i:03d}"
+        shutil.copytree(cuts[i % 2], dst)
         out.append(str(dst))
     return out
 
@@ -92,7 +116,9 @@ def same_dataset(a, b):
     return all(filecmp.cmp(f"{a}/{r}", f"{b}/{r}", shallow=False) for r in rels)
 
 
-def timed(fn, tmp, repeats, check=None):
+def timed(fn, tmp, repeats, check=None, keep=None):
+    """Seconds of `repeats` runs of fn(output); keep: the first run's output
+    is moved there."""
     times = []
     for r in range(repeats):
         out = f"{tmp}/out{time.monotonic_ns()}"
@@ -101,7 +127,10 @@ def timed(fn, tmp, repeats, check=None):
         times.append(time.perf_counter() - t0)
         if check is not None and not check(out):
             sys.exit(f"{out}: differs from the serial dataset")
-        shutil.rmtree(out)
+        if keep is not None and r == 0:
+            os.rename(out, keep)
+        else:
+            shutil.rmtree(out)
         for f in pathlib.Path(tmp).glob("*.sync.json"):
             f.unlink()
     return times
@@ -116,23 +145,25 @@ def summary(name, workers, times, episodes, mb):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
-    ap.add_argument("--recordings", type=int, default=8)
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--out")
+    ap.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4, 8, 16])
+    ap.add_argument("--recordings", type=int, default=48)
+    ap.add_argument("--seconds", type=float, default=60, help="length of each recording")
+    ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--out", help="result folder or .json file (default bench/results/)")
     args = ap.parse_args()
     import ray
     import robocache
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="bench_ray_convert_"))
-    inputs = make_inputs(tmp, args.recordings)
+    t_start = time.perf_counter()
+    inputs = make_inputs(tmp, args.recordings, args.seconds)
     mb = sum(size_of(p) for p in inputs) / 1e6
+    load = os.getloadavg()
     reference = f"{tmp}/serial_reference"
-    run_serial(inputs, reference)
+    rows = [summary("serial", 1, timed(lambda o: run_serial(inputs, o), tmp, args.repeats,
+                                       keep=reference), 0, mb)]
     episodes = json.loads(pathlib.Path(f"{reference}/meta/info.json").read_text())[
         "total_episodes"]
-    load = os.getloadavg()
-    rows = [summary("serial", 1, timed(lambda o: run_serial(inputs, o), tmp, args.repeats),
-                    episodes, mb)]
+    rows[0]["episodes_per_s"] = episodes / rows[0]["median_s"]
     for w in args.workers:
         rows.append(summary("pool", w, timed(lambda o: run_pool(inputs, o, w), tmp,
                                              args.repeats), episodes, mb))
@@ -143,15 +174,19 @@ def main():
                                             lambda o: same_dataset(reference, o)),
                             episodes, mb))
         ray.shutdown()
-    base = next(r for r in rows if r["case"] == "ray" and r["workers"] == min(args.workers))
+    for case in ("pool", "ray"):
+        base = next(r for r in rows if r["case"] == case and r["workers"] == min(args.workers))
+        for r in rows:
+            if r["case"] == case:
+                r["scaling_efficiency"] = (r["episodes_per_s"] * base["workers"]
+                                           / (base["episodes_per_s"] * r["workers"]))
     for r in rows:
         if r["case"] == "ray":
-            r["scaling_efficiency"] = (r["episodes_per_s"] * base["workers"]
-                                       / (base["episodes_per_s"] * r["workers"]))
             pool = next(p for p in rows if p["case"] == "pool" and p["workers"] == r["workers"])
             r["overhead_vs_pool"] = r["median_s"] / pool["median_s"] - 1
-    print(f"{len(inputs)} recordings ({mb:.1f} MB, {episodes} episodes), "
-          f"{args.repeats} runs each, load average before: {load[0]:.1f}")
+    print(f"{len(inputs)} recordings of {args.seconds:g} s ({mb:.1f} MB, {episodes} episodes), "
+          f"{args.repeats} runs each, {os.cpu_count()} CPUs, load average before: "
+          f"{load[0]:.1f}, {time.perf_counter() - t_start:.0f} s in all")
     print(f"{'case':8s} {'W':>3s} {'median s':>9s} {'p10':>7s} {'p90':>7s} {'ep/s':>7s} "
           f"{'MB/s':>7s} {'eff':>6s} {'vs pool':>8s}")
     for r in rows:
@@ -167,12 +202,14 @@ def main():
               "ray": ray.__version__, "robocache": robocache.__version__,
               "command": " ".join(["python"] + sys.argv), "commit": commit,
               "inputs": {"recordings": len(inputs), "mb": mb, "episodes": episodes,
+                         "seconds_each": args.seconds,
                          "built_from": [str(s.relative_to(ROOT)) for s in SOURCES],
                          "fps": FPS, "streams": STREAMS},
               "ray_init_timed": False, "results": rows}
-    out = args.out or ROOT / "bench" / "results" / f"ray_convert_{slug(cpu_model())}.json"
-    pathlib.Path(out).write_text(json.dumps(result, indent=2) + "\n")
-    print(f"wrote {out}")
+    out = pathlib.Path(args.out or ROOT / "bench" / "results")
+    if out.suffix != ".json":
+        out = out / f"ray_convert_{slug(cpu_model())}.json"
+    write_json(str(out), result)
     shutil.rmtree(tmp)
 
 

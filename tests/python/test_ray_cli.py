@@ -1,0 +1,51 @@
+"""`robocache convert --ray` as a user runs it: `python -m robocache.cli` in a
+subprocess (its own local Ray, 2 workers) gives the same dataset as the serial
+CLI, file for file; where `import ray` fails (an import blocker put first on
+PYTHONPATH), --ray exits 1 with a message naming pip install 'robocache[ray]'
+and writes nothing. Inputs: the real Husky recording as MCAP and ROS 1 bag."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("ray")
+
+from ray_support import (FPS, HUSKY_BAG, HUSKY_MCAP, RAY_ENV, STREAMS,  # noqa: E402
+                         assert_same_dataset)
+
+BLOCK_RAY = '''import importlib.abc, sys
+class _NoRay(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "ray" or name.startswith("ray."):
+            raise ImportError(f"No module named {name!r}")
+sys.meta_path.insert(0, _NoRay())
+'''
+
+
+def cli(*args, env=None):
+    argv = [sys.executable, "-m", "robocache.cli", "convert", str(HUSKY_MCAP), str(HUSKY_BAG),
+            "--to", "lerobot", "--fps", str(FPS), "--quiet",
+            *[a for s in STREAMS for a in ("-s", s)], *args]
+    return subprocess.run(argv, capture_output=True, text=True,
+                          env={**os.environ, **RAY_ENV, **(env or {})})
+
+
+def test_cli_ray_equals_serial(tmp_path):
+    p = cli("-o", str(tmp_path / "serial"))
+    assert p.returncode == 0, p.stderr[-3000:]
+    p = cli("-o", str(tmp_path / "ray"), "--ray", "--num-workers", "2")
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert_same_dataset(tmp_path / "serial", tmp_path / "ray")
+
+
+def test_cli_ray_without_ray_names_the_extra(tmp_path):
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "sitecustomize.py").write_text(BLOCK_RAY)
+    path = os.pathsep.join(filter(None, [str(tmp_path / "site"), os.environ.get("PYTHONPATH")]))
+    p = cli("-o", str(tmp_path / "out"), "--ray", env={"PYTHONPATH": path})
+    assert p.returncode == 1, p.stderr
+    assert "pip install 'robocache[ray]'" in p.stderr
+    assert not (tmp_path / "out").exists()
+    assert [n for n in os.listdir(tmp_path) if n != "site"] == []
