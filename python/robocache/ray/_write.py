@@ -19,7 +19,8 @@ _ROW_KEYS = ("shard", "num_shards", "path", "key", "plan")
 def write_lerobot(ds, output, *, overwrite=False, robot_type=None, log=None):
     """Writes the rows of `ds` (read_recordings mapped by Align) as a LeRobot
     v3.0 dataset at `output`, the same dataset (every file byte for byte) as
-    robocache.convert.convert of the same inputs in order.
+    robocache.convert.convert of the same inputs in order; with image features
+    the same frames and Parquet values, one MP4 file (or more) per recording.
 
     1. each Ray task writes the shard of its rows' recordings into the staging
        folder (`.NAME.shards/` beside output; a complete shard is kept);
