@@ -2,15 +2,13 @@
 """Throughput of `robocache convert` on Ray against the serial converter and
 a multiprocessing.Pool of it, by number of workers.
 
-Input: N recordings built by repetition from the real Husky fixtures
-(data/robot/ros1/robot_localization_test1.bag and the rosbag2 MCAP folder
-data/robot/ros2/robot_localization_test1_mcap): the first --seconds of the
-IMU and odometry topics of each, written once as a rosbag2 MCAP with rosbags,
-then copied alternately to N recordings (identical content, one episode
-each), converted to LeRobot v3.0 at 30 fps with the IMU, odometry pose and
-twist streams of tests/python/test_ray_convert.py. The defaults (48 cuts of
-60 s, 2 runs per case) give each of 16 workers 3 recordings and take about
-5 minutes with --workers 1 2 4 8 16 on a 16-core host.
+Input: N recordings built by repetition from the real Husky fixtures (copies
+of data/robot/ros1/robot_localization_test1.bag and of the rosbag2 MCAP folder
+data/robot/ros2/robot_localization_test1_mcap, alternating; identical content,
+one 395 s episode each), converted to LeRobot v3.0 at 30 fps with the IMU,
+odometry pose and twist streams of tests/python/test_ray_convert.py. The
+defaults (48 recordings, 2 runs per case, --workers 1 2 4 8 16) give each of
+16 workers 3 recordings.
 
   serial   robocache.convert.convert(all inputs) -> one dataset
   pool W   multiprocessing.Pool(W).map of convert([one input]) -> one dataset
@@ -28,7 +26,7 @@ writes ray_convert_<cpu-model>.json to --out (a folder, default
 bench/results/, or a file name).
 
 usage: python bench/bench_ray_convert.py [--workers 1 2 4 8 16] [--recordings N]
-                                          [--seconds S] [--repeats R] [--out PATH]
+                                          [--repeats R] [--out PATH]
 """
 import argparse
 import filecmp
@@ -62,29 +60,12 @@ def size_of(path):
         else p.stat().st_size
 
 
-def cut(src, dst, seconds):
-    """A rosbag2 MCAP of the first `seconds` of src's IMU and odometry topics."""
-    from rosbags.highlevel import AnyReader
-    from rosbags.rosbag2 import StoragePlugin, Writer
-    from rosbags.typesys import Stores, get_typestore
-    ts = get_typestore(Stores.ROS2_HUMBLE)
-    with AnyReader([src], default_typestore=ts) as reader, \
-            Writer(dst, version=9, storage_plugin=StoragePlugin.MCAP) as w:
-        conns = [c for c in reader.connections if c.topic in ("/imu/data", ODOM)]
-        out = {c.topic: w.add_connection(c.topic, c.msgtype, typestore=ts) for c in conns}
-        for c, t, raw in reader.messages(connections=conns):
-            if t - reader.start_time <= seconds * 10**9:
-                w.write(out[c.topic], t, ts.serialize_cdr(reader.deserialize(raw, c.msgtype),
-                                                          c.msgtype))
-    return dst
-
-
-def make_inputs(folder, n, seconds):
-    cuts = [cut(src, folder / f"cut{i}", seconds) for i, src in enumerate(SOURCES)]
+def make_inputs(folder, n):
     out = []
     for i in range(n):
-        dst = folder / f"rec{i:03d}"
-        shutil.copytree(cuts[i % 2], dst)
+        src = SOURCES[i % 2]
+        dst = folder / f"rec{i:03d}{'.bag' if src.suffix == '.bag' else ''}"
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, dst)
         out.append(str(dst))
     return out
 
@@ -147,7 +128,6 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4, 8, 16])
     ap.add_argument("--recordings", type=int, default=48)
-    ap.add_argument("--seconds", type=float, default=60, help="length of each recording")
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--out", help="result folder or .json file (default bench/results/)")
     args = ap.parse_args()
@@ -155,7 +135,7 @@ def main():
     import robocache
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="bench_ray_convert_"))
     t_start = time.perf_counter()
-    inputs = make_inputs(tmp, args.recordings, args.seconds)
+    inputs = make_inputs(tmp, args.recordings)
     mb = sum(size_of(p) for p in inputs) / 1e6
     load = os.getloadavg()
     reference = f"{tmp}/serial_reference"
@@ -184,7 +164,7 @@ def main():
         if r["case"] == "ray":
             pool = next(p for p in rows if p["case"] == "pool" and p["workers"] == r["workers"])
             r["overhead_vs_pool"] = r["median_s"] / pool["median_s"] - 1
-    print(f"{len(inputs)} recordings of {args.seconds:g} s ({mb:.1f} MB, {episodes} episodes), "
+    print(f"{len(inputs)} recordings ({mb:.1f} MB, {episodes} episodes), "
           f"{args.repeats} runs each, {os.cpu_count()} CPUs, load average before: "
           f"{load[0]:.1f}, {time.perf_counter() - t_start:.0f} s in all")
     print(f"{'case':8s} {'W':>3s} {'median s':>9s} {'p10':>7s} {'p90':>7s} {'ep/s':>7s} "
@@ -202,7 +182,6 @@ def main():
               "ray": ray.__version__, "robocache": robocache.__version__,
               "command": " ".join(["python"] + sys.argv), "commit": commit,
               "inputs": {"recordings": len(inputs), "mb": mb, "episodes": episodes,
-                         "seconds_each": args.seconds,
                          "built_from": [str(s.relative_to(ROOT)) for s in SOURCES],
                          "fps": FPS, "streams": STREAMS},
               "ray_init_timed": False, "results": rows}
