@@ -129,7 +129,7 @@ class VideoFeature:
         with self.av.open(clip.path) as src:
             stream, packets = clip.packets(src)
             if f.stream is None:
-                f.stream = f.container.add_stream_from_template(stream)
+                f.stream = f.container.add_stream_from_template(stream, opaque=True)
                 f.stream.time_base = stream.time_base
                 f.key = ("copy",) + prm.key()
                 f.info = {"codec": prm.codec, "pix_fmt": prm.pix_fmt, "width": prm.width,

@@ -3,7 +3,9 @@ MCAP conversion of robot_localization's test1.bag: IMU 30 Hz, wheel odometry
 10 Hz, GPS 2.5 Hz) read message by message through mcap + mcap-ros2-support,
 which the converter does not use (it reads through rosbags)."""
 
+import os
 import pathlib
+import subprocess
 
 import numpy as np
 import pytest
@@ -95,3 +97,66 @@ def write_bag(path, topics, modes=None):
                           Vec(0, 0, modes[topic][i]) if topic in (modes or {}) else Vec(i, 0, 0),
                           cov, Vec(0, 0, 9.8), cov)
                 w.write(conn, t, ts.serialize_cdr(msg, Imu.__msgtype__))
+
+
+# The real `lerobot` package as an oracle. It needs Python >= 3.12 and torch < 2.12, so it
+# runs in its own environment through a subprocess: $ROBOCACHE_LEROBOT_PYTHON, else
+# .venv-lerobot/bin/python at the repository root (scripts/install-lerobot-oracle.sh).
+
+LEROBOT_PYTHON = (os.environ.get("ROBOCACHE_LEROBOT_PYTHON")
+                  or str(ROOT / ".venv-lerobot/bin/python"))
+needs_lerobot = pytest.mark.skipif(not os.access(LEROBOT_PYTHON, os.X_OK),
+                                   reason=f"no lerobot environment at {LEROBOT_PYTHON}")
+
+
+def run_lerobot(script, *args):
+    """Runs `script` in the lerobot environment (offline) with sys.argv[1:] = args;
+    asserts it succeeded."""
+    p = subprocess.run([LEROBOT_PYTHON, "-c", script, *map(str, args)], capture_output=True,
+                       text=True, env={**os.environ, "HF_HUB_OFFLINE": "1",
+                                       "HF_DATASETS_OFFLINE": "1"})
+    assert p.returncode == 0, p.stderr[-3000:]
+
+
+LOAD_FRAMES = r"""
+import sys
+import numpy as np
+from lerobot.datasets.lerobot_dataset import LeRobotDataset
+root, key, out = sys.argv[1], sys.argv[2], sys.argv[3]
+ds = LeRobotDataset("local/robocache_convert", root=root, video_backend="pyav")
+picks = [int(i) for i in sys.argv[4].split(",")]
+rows = [ds[i] for i in picks]
+np.savez(out, n=len(ds), frames=np.stack([r[key].numpy() for r in rows]),
+         episode=np.array([int(r["episode_index"]) for r in rows]),
+         frame=np.array([int(r["frame_index"]) for r in rows]))
+"""
+
+
+def lerobot_frames(root, key, picks, dump):
+    """LeRobotDataset(root)[i][key] for i in picks (pyav backend, default tolerance_s):
+    dict n (rows), frames uint8-scale float [n, H, W, 3], episode, frame (indices)."""
+    run_lerobot(LOAD_FRAMES, root, key, dump, ",".join(map(str, picks)))
+    got = np.load(dump)
+    return {"n": int(got["n"]), "frames": got["frames"].transpose(0, 2, 3, 1) * 255,
+            "episode": got["episode"], "frame": got["frame"]}
+
+
+# PyAV oracles of an MP4: the packets and frames of [t0, t1) (LeRobot's from_timestamp and
+# to_timestamp), read directly from the file
+
+def video_packets(path, t0, t1, tol=1e-4):
+    """bytes of the packets whose PTS time is in [t0 - tol, t1 - tol), decode order."""
+    import av
+    with av.open(str(path)) as c:
+        s = c.streams.video[0]
+        return [bytes(p) for p in c.demux(s)
+                if p.pts is not None and t0 - tol <= float(p.pts * s.time_base) < t1 - tol]
+
+
+def video_frames(path, t0, t1, tol=1e-4):
+    """uint8 [n, H, W, 3] RGB of the frames in [t0 - tol, t1 - tol), decoded in order."""
+    import av
+    with av.open(str(path)) as c:
+        s = c.streams.video[0]
+        return np.stack([f.to_ndarray(format="rgb24") for f in c.decode(s)
+                         if t0 - tol <= float(f.pts * s.time_base) < t1 - tol])
