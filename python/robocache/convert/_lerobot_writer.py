@@ -199,7 +199,7 @@ class LeRobotWriter:
                     yield frames
             chunk, file, t0, t1 = v.encode(chunks(), ep.where)
         # per channel in [0, 1], from up to IMAGE_STATS_FRAMES frames spread over the episode
-        stats[f.name] = _stats.of_array(np.concatenate(sample).transpose(0, 3, 1, 2) / 255.0)
+        stats[f.name] = _stats.of_images(np.concatenate(sample))
         path = {"path": "reencode" if clip is None else "passthrough", "reason": reason,
                 "chunk_index": chunk, "file_index": file}
         ep.report.setdefault("videos", {})[f.name] = path

@@ -12,7 +12,6 @@ the real fixture, and a conversion at 15 fps whose AV1 frames lerobot loads).
 
 import json
 
-import av
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
@@ -22,73 +21,15 @@ from robocache.convert import convert
 from robocache.convert._check import check
 from robocache.convert._convert import episodes, plan
 from robocache.convert._episode import Feature
+from robocache.convert._stats import of_array, of_images
 from robocache.convert._video_copy import Sources
 from robocache.datasets._series import Series
 
-from convert_support import (LEROBOT, lerobot_frames, needs_lerobot, video_frames,
-                             video_packets)
+from convert_support import (LEROBOT, V30, assert_lerobot_frames, assert_passthrough,
+                             needs_lerobot, output_episodes, v30_source_episodes, video_frames)
 
-V30 = LEROBOT / "lingzu_open50_v30_subset"
 V21 = LEROBOT / "unitree_g1_inspire_v21_subset"
 CAM = "observation.images.cam"
-
-
-def v30_source_episodes():
-    """[(mp4, from_timestamp, from_timestamp + length / fps)] of the fixture's episodes,
-    from its meta (its to_timestamp is the last frame's time, one frame short)."""
-    t = pq.read_table(next((V30 / "meta/episodes").rglob("*.parquet"))).to_pylist()
-    out = []
-    for row in sorted(t, key=lambda r: r["episode_index"]):
-        mp4 = V30 / "videos/image/chunk-{:03d}/file-{:03d}.mp4".format(
-            row["videos/image/chunk_index"], row["videos/image/file_index"])
-        if mp4.exists():
-            t0 = row["videos/image/from_timestamp"]
-            out.append((mp4, t0, t0 + row["length"] / 30))
-    return out
-
-
-def output_episodes(out, key):
-    """[(mp4, from_timestamp, to_timestamp)] of a converted dataset's episodes."""
-    t = pq.read_table(out / "meta/episodes/chunk-000/file-000.parquet").to_pylist()
-    return [(out / "videos/{}/chunk-{:03d}/file-{:03d}.mp4".format(
-        key, r[f"videos/{key}/chunk_index"], r[f"videos/{key}/file_index"]),
-        r[f"videos/{key}/from_timestamp"], r[f"videos/{key}/to_timestamp"]) for r in t]
-
-
-def stream_info(mp4):
-    with av.open(str(mp4)) as c:
-        cc = c.streams.video[0].codec_context
-        return {"video.codec": cc.codec.canonical_name, "video.pix_fmt": cc.pix_fmt,
-                "video.width": cc.width, "video.height": cc.height}
-
-
-def assert_passthrough(out, key, sources):
-    got = output_episodes(out, key)
-    assert len(got) == len(sources)
-    for (mp4, a0, a1), (src, b0, b1) in zip(got, sources):
-        want = video_packets(src, b0, b1)
-        assert len(want) > 0 and video_packets(mp4, a0, a1) == want
-    info = json.loads((out / "meta/info.json").read_text())["features"][key]["info"]
-    assert {k: info[k] for k in stream_info(sources[0][0])} == stream_info(sources[0][0])
-    meta = json.loads((out / "meta/robocache.json").read_text())["videos"][key]
-    assert [e["path"] for e in meta["episodes"]] == ["passthrough"] * len(sources)
-    report = json.loads((out.parent / (out.name + ".sync.json")).read_text())
-    assert [e["videos"][key]["path"] for e in report["episodes"]] == ["passthrough"] * len(sources)
-    assert check(str(out)) == []
-
-
-def assert_lerobot_frames(out, key, sources, tmp_path, step):
-    """lerobot's frames of every `step`-th row and each episode's last equal the
-    input episode's frames decoded by PyAV."""
-    want = [video_frames(*s) for s in sources]
-    starts = np.cumsum([0] + [len(w) for w in want])
-    picks = sorted(set(range(0, starts[-1], step)) | set(starts[1:] - 1))
-    got = lerobot_frames(out, key, picks, tmp_path / "frames.npz")
-    assert got["n"] == starts[-1]
-    for k, i in enumerate(picks):
-        e = int(np.searchsorted(starts, i, side="right")) - 1
-        assert got["episode"][k] == e and got["frame"][k] == i - starts[e]
-        np.testing.assert_allclose(got["frames"][k], want[e][i - starts[e]], atol=0.5)
 
 
 def test_v30_video_passes_through(tmp_path):
@@ -187,3 +128,18 @@ def test_other_fps_reencodes(tmp_path):
     for o, src in zip(ours, v30_source_episodes()):
         want = video_frames(*src)[::2][:len(o)].astype(np.int16)
         assert np.abs(o.astype(np.int16) - want).mean() < 6
+
+
+def test_image_stats_from_histograms():
+    """The image statistics of meta/stats.json (per channel in [0, 1]) from the
+    histogram equal NumPy's over the float frames: real frames of the fixture and
+    random ones (odd counts: quantiles between two levels)."""
+    frames = rd.open(str(V30)).episodes[0].streams["image"].frames([0, 100, 200, 428])
+    rng = np.random.default_rng(5)
+    for x in (frames, rng.integers(0, 256, (3, 7, 5, 3), dtype=np.uint8)):
+        want, got = of_array(x.transpose(0, 3, 1, 2) / 255.0), of_images(x)
+        assert got.keys() == want.keys() and got["count"] == want["count"]
+        for k in ("min", "max", "q01", "q10", "q50", "q90", "q99"):
+            assert got[k] == want[k], k
+        for k in ("mean", "std"):
+            np.testing.assert_allclose(got[k], want[k], rtol=1e-10)  # NumPy sums floats
