@@ -183,7 +183,7 @@ class LeRobotWriter:
                                                     self.video_mb * 2 ** 20, CHUNKS_SIZE)
         series = f.series[0]
         idx = np.rint(ep.values[:, f.cols.start]).astype(np.int64)
-        clip, reason = self._sources.clip(f, idx, ep.frame_times, self.fps)
+        clip, reason = self._sources.clip(f, idx, self.fps)
         pick = np.unique(np.linspace(0, len(idx) - 1, min(IMAGE_STATS_FRAMES, len(idx)))
                          .astype(np.int64))
         sample = []

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..datasets._deps import require
 from ..datasets.video import VideoFile
+from ._errors import ConvertError
 
 TOLERANCE_S = 1e-4  # LeRobotDataset's default tolerance_s
 
@@ -58,7 +59,7 @@ class Clip:
                 n += 1
                 if n == self.count:
                     return
-            raise ValueError(f"{self.path}: the file ended after {n} of the {self.count} "
+            raise ConvertError(f"{self.path}: the file ended after {n} of the {self.count} "
                              f"packets between PTS {self.first} and {self.last}")
         return stream, gen()
 
@@ -98,11 +99,10 @@ class Sources:
                 self._params[path] = Params(c.streams.video[0])
         return self._videos[path]
 
-    def clip(self, feature, idx, frame_times, fps):
+    def clip(self, feature, idx, fps):
         """(Clip, None) when the episode's frames of this image feature can be
         copied, else (None, reason). feature: robocache.convert._episode.Feature;
-        idx int64 [T]: the source frame of each output frame; frame_times int64
-        [T] ns: the grid."""
+        idx int64 [T]: the source frame of each output frame; fps: the output's."""
         series = feature.series[0]
         path, start = series.meta.get("video_file"), series.meta.get("from_timestamp")
         if path is None or start is None:

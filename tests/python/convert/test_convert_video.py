@@ -66,7 +66,7 @@ def _decisions(**grid):
     for ep in episodes([str(V30)], specs, fps, options):
         f = ep.features[0]
         idx = np.rint(ep.values[:, f.cols.start]).astype(np.int64)
-        clip, reason = Sources().clip(f, idx, ep.frame_times, fps)
+        clip, reason = Sources().clip(f, idx, fps)
         out.append("passthrough" if clip is not None else reason.split(":")[0])
     return out
 
@@ -91,7 +91,7 @@ def _clip_of(mp4, from_timestamp, n):
     s = Series("cam", lambda: (times, np.arange(n).reshape(-1, 1)), kind="image",
                clock="timestamp", meta={"video_file": str(mp4), "from_timestamp": from_timestamp})
     f = Feature("cam", "image", ["frame_index"], slice(0, 1), [s], [{"method": "nearest"}])
-    return Sources().clip(f, np.arange(n), times, 30)
+    return Sources().clip(f, np.arange(n), 30)
 
 
 def test_passthrough_needs_keyframe_edges():

@@ -81,3 +81,17 @@ def test_rollover_loads_in_lerobot(tmp_path):
     np.testing.assert_array_equal(got["index"].reshape(-1), picks)
     state = np.concatenate([ep.streams["state"].values for ep in rd.open(str(V30)).episodes] * 2)
     np.testing.assert_array_equal(got["observation.state"], state[picks])
+
+
+def test_size_limits_are_checked(tmp_path):
+    """A limit that is not positive, or given for robomimic, is a usage error (exit 2)
+    raised before anything is written."""
+    for to, args in (("lerobot", ["--video-file-size-mb", "0"]),
+                     ("lerobot", ["--data-file-size-mb", "-1"]),
+                     ("robomimic", ["--video-file-size-mb", "5"])):
+        out = tmp_path / ("ds" if to == "lerobot" else "ds.hdf5")
+        p = subprocess.run([sys.executable, "-m", "robocache.cli", "convert", str(V30),
+                            "-o", str(out), "--to", to, "--reference", "image", "-q",
+                            "--stream", "action=state", *args], capture_output=True, text=True)
+        assert p.returncode == 2 and args[0] in p.stderr, p.stderr
+        assert not out.exists() and list(tmp_path.iterdir()) == []
