@@ -53,13 +53,6 @@ def test_v21_video_passes_through(tmp_path):
     assert_passthrough(out, key, [(mp4, 0.0, n / 30)])
 
 
-@needs_lerobot
-def test_passthrough_loads_in_lerobot(tmp_path):
-    out = tmp_path / "ds"
-    convert([str(V30)], str(out), to="lerobot", reference="image", streams=[f"{CAM}=image"])
-    assert_lerobot_frames(out, CAM, v30_source_episodes(), tmp_path, step=37)
-
-
 def _decisions(**grid):
     specs, fps, options = plan([str(V30)], to="lerobot", streams=grid.pop("streams"), **grid)
     out = []
