@@ -99,6 +99,10 @@ def _convert_parser():
                    help="robomimic: a mask/NAME split of that fraction of the demos, in order")
     p.add_argument("--order", default="error", choices=("error", "drop"),
                    help="input times that repeat or go back: an error, or drop those samples")
+    p.add_argument("--data-file-size-mb", type=float, metavar="MB", help="lerobot: a data "
+                   "file takes no more episodes past this many MiB (default 100)")
+    p.add_argument("--video-file-size-mb", type=float, metavar="MB", help="lerobot: a video "
+                   "file takes no more episodes past this many MiB (default 500)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing output")
     p.add_argument("--ray", action="store_true", help="run on Ray (lerobot only; pip install "
                    "'robocache[ray]'): one recording per task, shards merged (docs/ray.md)")
@@ -148,7 +152,12 @@ def cmd_convert(argv):
                       invalid=args.invalid, split_gap=split_gap, split_by=args.split_by,
                       task=args.task, robot_type=args.robot_type, overwrite=args.overwrite,
                       order=args.order, log=log)
+        sizes = dict(data_files_size_in_mb=args.data_file_size_mb,
+                     video_files_size_in_mb=args.video_file_size_mb)
         if args.ray or args.ray_address:
+            if args.data_file_size_mb is not None or args.video_file_size_mb is not None:
+                return _usage_error("convert", "--data-file-size-mb and --video-file-size-mb "
+                                    "are not taken with --ray")
             if args.to != "lerobot":
                 return _usage_error("convert", "--ray writes LeRobot datasets only (--to lerobot)")
             from .ray import convert as ray_convert
@@ -157,7 +166,7 @@ def cmd_convert(argv):
                         num_gpus_per_worker=args.num_gpus_per_worker, **common)
         else:
             convert(args.inputs, args.output, to=args.to, masks=_masks(args.mask),
-                    progress=not args.quiet, **common)
+                    progress=not args.quiet, **common, **sizes)
     except (ValueError, OSError, ImportError) as exc:
         sys.stderr.write(f"robocache convert: {exc}\n")
         return exit_code(exc)

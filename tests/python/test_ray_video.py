@@ -142,11 +142,27 @@ def test_parquet_and_metadata_equal_serial(datasets):
     for name in a.column_names:
         if name not in where:
             assert a.column(name).equals(b.column(name)), name
-    for rel in ("meta/stats.json", "meta/info.json", "meta/tasks.parquet",
-                "meta/robocache.json"):
+    for rel in ("meta/stats.json", "meta/info.json", "meta/tasks.parquet"):
         assert (serial / rel).read_bytes() == (out / rel).read_bytes(), rel
+    # the same meta/robocache.json and sync report but for where the videos are
+    ma, mb = (json.loads((r / "meta/robocache.json").read_text()) for r in datasets)
+    va, vb = ma.pop("videos")[CAM], mb.pop("videos")[CAM]
+    assert ma == mb
+    assert [f["file"] for f in vb["files"]] == [
+        f"videos/{CAM}/chunk-000/file-00{i}.mp4" for i in range(3)]
+    assert unplaced(va["episodes"]) == unplaced(vb["episodes"])
+    assert [(e["chunk_index"], e["file_index"]) for e in vb["episodes"]] == [(0, 0), (0, 1),
+                                                                              (0, 2)]
     ra, rb = (json.loads((r.parent / f"{r.name}.sync.json").read_text()) for r in datasets)
+    assert unplaced([e.pop("videos")[CAM] for e in ra["episodes"]]) == unplaced(
+        [e.pop("videos")[CAM] for e in rb["episodes"]])
     assert ra["episodes"] == rb["episodes"]
+
+
+def unplaced(paths):
+    """The video path entries without the file they name."""
+    return [{k: v for k, v in p.items() if k not in ("chunk_index", "file_index")}
+            for p in paths]
 
 
 def test_check_clean(datasets):

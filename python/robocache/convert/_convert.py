@@ -130,7 +130,8 @@ def _one(where, ep, feats, span, reference, fps, options):
 
 def convert(inputs, output, *, to, streams, fps=None, reference=None, span="overlap",
             invalid="trim", split_gap=None, split_by=None, task=None, robot_type=None,
-            overwrite=False, order="error", masks=None, progress=False, log=None):
+            overwrite=False, order="error", masks=None, progress=False, log=None,
+            data_files_size_in_mb=None, video_files_size_in_mb=None):
     """Converts recordings to a training dataset on one frame grid.
 
     inputs     list of paths robocache.datasets.open reads (each episode of each
@@ -150,6 +151,12 @@ def convert(inputs, output, *, to, streams, fps=None, reference=None, span="over
                longer than this; split_by: a stream whose value changes start
                new episodes
     masks      robomimic only: {"train": 0.9} style split fractions -> mask/
+    data_files_size_in_mb, video_files_size_in_mb
+               LeRobot only: MiB of Parquet / MP4 after which a file takes no
+               more episodes (default LeRobot's 100 / 500)
+    Image features of a LeRobot video input whose output frames are exactly
+    the source episode's are copied packet for packet, others re-encoded
+    (robocache.convert._video_copy; the path each took is in the report).
     Returns the sync report (dict: "episodes" list, "rejected" list); also
     written as OUTPUT.sync.json. Raises SpecError (usage), ConvertError (data),
     OutputError (I/O), robocache.datasets.DatasetError (unreadable input).
@@ -158,12 +165,29 @@ def convert(inputs, output, *, to, streams, fps=None, reference=None, span="over
     specs, fps, options = plan(inputs, to=to, streams=streams, fps=fps, reference=reference,
                                span=span, invalid=invalid, split_gap=split_gap,
                                split_by=split_by, task=task, order=order)
+    sizes = _file_sizes(to, data_files_size_in_mb, video_files_size_in_mb)
     _output.check_target(output, overwrite)
     items = _progress(_episodes(inputs, specs, fps, options), progress)
     if progress and log is not None:
         log = items.write
     return write(items, output, to=to, inputs=inputs, fps=fps, options=options,
-                 robot_type=robot_type, masks=masks, log=log)
+                 robot_type=robot_type, masks=masks, log=log, sizes=sizes)
+
+
+def _file_sizes(to, data_mb, video_mb):
+    """{"data_files_size_in_mb": ..., "video_files_size_in_mb": ...} of the
+    limits given (SpecError when not positive or not for LeRobot)."""
+    sizes = {}
+    for key, value, flag in (("data_files_size_in_mb", data_mb, "--data-file-size-mb"),
+                             ("video_files_size_in_mb", video_mb, "--video-file-size-mb")):
+        if value is None:
+            continue
+        if to != "lerobot":
+            raise SpecError(f"{flag}: LeRobot output only (--to lerobot)")
+        if not value > 0:
+            raise SpecError(f"{flag} must be positive, got {value}")
+        sizes[key] = value
+    return sizes
 
 
 def plan(inputs, *, to, streams, fps=None, reference=None, span="overlap", invalid="trim",
@@ -202,17 +226,18 @@ def episodes(inputs, specs, fps, options, device=None):
 
 
 def write(items, output, *, to, inputs, fps, options, robot_type=None, masks=None, log=None,
-          writer_class=None):
+          writer_class=None, sizes=None):
     """Writes converted episodes (`items`: Converted, LeRobot EpisodePart with
     `report` and `policies`, or rejected reports) to a temporary output
-    renamed to `output` at the end, then OUTPUT.sync.json. Returns the report.
-    writer_class: a LeRobotWriter subclass to write with (robocache.ray's
-    places the videos its workers encoded); None: the writer of `to`."""
+    renamed to `output` at the end, then OUTPUT.sync.json. sizes: LeRobot's
+    file size limits (LeRobotWriter's keywords). writer_class: a LeRobotWriter
+    subclass to write with (robocache.ray's places the videos its workers
+    encoded); None: the writer of `to`. Returns the report."""
     tmp = _output.temporary(output, to == "lerobot")
     writer = None
     try:
-        writer = (_writer(to, tmp, fps, robot_type, masks) if writer_class is None
-                  else writer_class(tmp, fps, robot_type))
+        writer = (_writer(to, tmp, fps, robot_type, masks, sizes or {}) if writer_class is None
+                  else writer_class(tmp, fps, robot_type, **(sizes or {})))
         report = {"output": output, "to": to, "fps": fps, "episodes": [], "rejected": []}
         policies = None
         for conv in items:
@@ -257,10 +282,10 @@ def _reference_fps(path, reference, order):
     return int(round(1e9 / float(np.median(np.diff(t)))))
 
 
-def _writer(to, tmp, fps, robot_type, masks):
+def _writer(to, tmp, fps, robot_type, masks, sizes):
     if to == "lerobot":
         from ._lerobot_writer import LeRobotWriter
-        return LeRobotWriter(tmp, fps, robot_type)
+        return LeRobotWriter(tmp, fps, robot_type, **sizes)
     from ._robomimic_writer import RobomimicWriter
     return RobomimicWriter(tmp, fps, masks)
 

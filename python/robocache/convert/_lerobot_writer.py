@@ -6,8 +6,14 @@
   meta/episodes/chunk-000/file-000.parquet  one row per episode: length, tasks, data and
                                        video file indices, from/to timestamps, stats/...
   meta/robocache.json                  what was converted and how (policies per series)
-  data/chunk-CCC/file-FFF.parquet      one row per frame (new file past data_files_size_in_mb)
-  videos/<key>/chunk-CCC/file-FFF.mp4  image features, episodes back to back
+  data/chunk-CCC/file-FFF.parquet      one row per frame, episodes back to back
+  videos/<key>/chunk-CCC/file-FFF.mp4  image features, episodes back to back (copied
+                                       packets or encoded: robocache.convert._video)
+
+A data or video file takes episodes until the bytes written to it reach
+data_files_size_in_mb / video_files_size_in_mb (MiB, as LeRobot); the next
+episode starts the next file (an episode never splits; the file index rolls
+into a new chunk every chunks_size = 1000 files).
 
 timestamp = frame_index / fps (float32), as LeRobot's check_timestamps_sync expects.
 """
@@ -19,13 +25,14 @@ import numpy as np
 
 from ..datasets._deps import require
 from . import _stats
-from ._video import VideoWriter
+from ._video import PATH as VIDEO_PATH
+from ._video import VideoFeature, next_index
+from ._video_copy import Sources
 
 CHUNKS_SIZE = 1000
 DATA_MB = 100
 VIDEO_MB = 500
 DATA_PATH = "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
-VIDEO_PATH = "videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.mp4"
 FRAMES_PER_DECODE = 64
 IMAGE_STATS_FRAMES = 100
 _INDEX_FEATURES = ("timestamp", "frame_index", "episode_index", "index", "task_index")
@@ -82,9 +89,12 @@ def _feature(ep, name):
 
 
 class LeRobotWriter:
-    """write(ep) per converted episode, then finish(meta) once."""
+    """write(ep) per converted episode, then finish(meta) once.
+    data_files_size_in_mb / video_files_size_in_mb: MiB after which a data /
+    video file takes no more episodes (LeRobot's defaults 100 and 500)."""
 
-    def __init__(self, root, fps, robot_type=None):
+    def __init__(self, root, fps, robot_type=None, *, data_files_size_in_mb=DATA_MB,
+                 video_files_size_in_mb=VIDEO_MB):
         self.pa = _pa()
         import pyarrow.parquet as pq
         self.pq = pq
@@ -97,9 +107,12 @@ class LeRobotWriter:
         self.stats = []           # per episode: feature -> stats
         self.tasks = {}
         self.frames = 0
-        self._data = None         # (writer, chunk, file)
+        self.data_mb, self.video_mb = data_files_size_in_mb, video_files_size_in_mb
+        self._data = None         # (writer, chunk, file, sink)
         self._data_pos = (0, 0)
         self._videos = {}
+        self._sources = Sources()
+        self._video_paths = {}    # feature -> per episode: passthrough or reencode, why
 
     def write(self, ep):
         """ep: a converted episode (robocache.convert._convert.Converted), or
@@ -144,57 +157,71 @@ class LeRobotWriter:
         self.stats.append(stats)
 
     def _write_data(self, table):
-        if self._data is not None and os.path.getsize(self._data[3]) > DATA_MB * 2 ** 20:
+        if self._data is not None and self._data[3].tell() >= self.data_mb * 2 ** 20:
             self._close_data()
         if self._data is None:
             chunk, file = self._data_pos
+            self._data_pos = next_index(chunk, file, CHUNKS_SIZE)
             path = os.path.join(self.root, DATA_PATH.format(chunk_index=chunk, file_index=file))
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            self._data = (self.pq.ParquetWriter(path, table.schema), chunk, file, path)
+            sink = self.pa.OSFile(path, "wb")
+            self._data = (self.pq.ParquetWriter(sink, table.schema), chunk, file, sink)
         writer, chunk, file, _ = self._data
         writer.write_table(table)
         return chunk, file
 
     def _close_data(self):
-        self._data[0].close()
-        chunk, file = self._data_pos
-        file += 1
-        if file == CHUNKS_SIZE:
-            chunk, file = chunk + 1, 0
-        self._data_pos = (chunk, file)
-        self._data = None
+        if self._data is not None:
+            self._data[0].close()
+            self._data[3].close()
+            self._data = None
 
     def _write_video(self, f, ep, stats):
         v = self._videos.get(f.name)
         if v is None:
-            path = os.path.join(self.root, VIDEO_PATH.format(video_key=f.name, chunk_index=0,
-                                                             file_index=0))
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            v = self._videos[f.name] = VideoWriter(path, self.fps)
+            v = self._videos[f.name] = VideoFeature(self.root, f.name, self.fps,
+                                                    self.video_mb * 2 ** 20, CHUNKS_SIZE)
         series = f.series[0]
         idx = np.rint(ep.values[:, f.cols.start]).astype(np.int64)
-        start = v.frames
-        pick = set(np.linspace(0, len(idx) - 1, min(IMAGE_STATS_FRAMES, len(idx))).astype(int))
+        clip, reason = self._sources.clip(f, idx, self.fps)
+        pick = np.unique(np.linspace(0, len(idx) - 1, min(IMAGE_STATS_FRAMES, len(idx)))
+                         .astype(np.int64))
         sample = []
-        for w0 in range(0, len(idx), FRAMES_PER_DECODE):
-            frames = series.frames(idx[w0:w0 + FRAMES_PER_DECODE])
-            v.add(frames)
-            sample.extend(frames[i - w0] for i in range(w0, w0 + len(frames)) if i in pick)
-        imgs = np.stack(sample).transpose(0, 3, 1, 2) / 255.0
-        stats[f.name] = _stats.of_array(imgs)
+        if clip is not None:
+            chunk, file, t0, t1 = v.copy(clip, ep.where)
+            sample = [series.frames(idx[pick[w0:w0 + FRAMES_PER_DECODE]])
+                      for w0 in range(0, len(pick), FRAMES_PER_DECODE)]
+        else:
+            def chunks():
+                for w0 in range(0, len(idx), FRAMES_PER_DECODE):
+                    frames = series.frames(idx[w0:w0 + FRAMES_PER_DECODE])
+                    sample.append(frames[pick[(pick >= w0) & (pick < w0 + len(frames))] - w0])
+                    yield frames
+            chunk, file, t0, t1 = v.encode(chunks(), ep.where)
+        # per channel in [0, 1], from up to IMAGE_STATS_FRAMES frames spread over the episode
+        stats[f.name] = _stats.of_images(np.concatenate(sample))
+        path = {"path": "reencode" if clip is None else "passthrough", "reason": reason,
+                "chunk_index": chunk, "file_index": file}
+        ep.report.setdefault("videos", {})[f.name] = path
+        self._video_paths.setdefault(f.name, []).append(
+            dict(path, episode_index=len(self.episodes), episode=ep.where))
         prefix = f"videos/{f.name}/"
-        return {prefix + "chunk_index": 0, prefix + "file_index": 0,
-                prefix + "from_timestamp": start / self.fps,
-                prefix + "to_timestamp": v.frames / self.fps}
+        return {prefix + "chunk_index": chunk, prefix + "file_index": file,
+                prefix + "from_timestamp": t0, prefix + "to_timestamp": t1}
 
     def finish(self, meta):
-        """Closes the files and writes meta/ (meta: dict for meta/robocache.json)."""
-        if self._data is not None:
-            self._data[0].close()
+        """Closes the files and writes meta/ (meta: dict for meta/robocache.json,
+        completed with "videos": per image feature its files and the path,
+        passthrough or reencode, each episode took and why)."""
+        self._close_data()
         for name, v in self._videos.items():
             v.close()
             self.features[name]["shape"] = list(v.shape)
             self.features[name]["info"] = v.info()
+        if self._videos:
+            meta = dict(meta, videos={name: {"files": v.files,
+                                             "episodes": self._video_paths[name]}
+                                      for name, v in self._videos.items()})
         os.makedirs(os.path.join(self.root, "meta", "episodes", "chunk-000"), exist_ok=True)
         self._write_episodes()
         self._write_tasks()
@@ -208,7 +235,7 @@ class LeRobotWriter:
         return {"codebase_version": "v3.0", "robot_type": self.robot_type,
                 "total_episodes": len(self.episodes), "total_frames": self.frames,
                 "total_tasks": len(self.tasks), "chunks_size": CHUNKS_SIZE,
-                "data_files_size_in_mb": DATA_MB, "video_files_size_in_mb": VIDEO_MB,
+                "data_files_size_in_mb": self.data_mb, "video_files_size_in_mb": self.video_mb,
                 "fps": self.fps, "splits": {"train": f"0:{len(self.episodes)}"},
                 "data_path": DATA_PATH, "video_path": VIDEO_PATH if self._videos else None,
                 "features": self.features}
@@ -250,7 +277,6 @@ class LeRobotWriter:
             json.dump(obj, fh, indent=4)
 
     def abort(self):
-        if self._data is not None:
-            self._data[0].close()
+        self._close_data()
         for v in self._videos.values():
-            v.close()
+            v.abort()

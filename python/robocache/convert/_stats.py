@@ -25,6 +25,35 @@ def of_array(x):
     return out
 
 
+def of_images(frames):
+    """of_array(frames.transpose(0, 3, 1, 2) / 255.0) of uint8 [N, H, W, C] frames
+    (per channel, in [0, 1]) from each channel's histogram of the 256 levels:
+    min, max and the quantiles (NumPy's linear rule on the sorted values) exact,
+    mean and std to float64 rounding, without a float copy of the frames."""
+    frames = np.asarray(frames)
+    levels = np.arange(256) / 255.0
+    n = frames.shape[0] * frames.shape[1] * frames.shape[2]
+    out = {k: [] for k in ("min", "max", "mean", "std", *Q_NAMES)}
+    for c in range(frames.shape[3]):
+        counts = np.bincount(frames[..., c].reshape(-1), minlength=256)
+        seen = np.flatnonzero(counts)
+        mean = float(counts @ levels) / n
+        ends = np.cumsum(counts)
+        pos = np.asarray(QUANTILES) * (n - 1)
+        lo = np.floor(pos)
+        a = levels[np.searchsorted(ends, lo, side="right")]
+        b = levels[np.searchsorted(ends, np.minimum(lo + 1, n - 1), side="right")]
+        t = pos - lo
+        q = np.where(t >= 0.5, b - (b - a) * (1 - t), a + (b - a) * t)
+        values = {"min": levels[seen[0]], "max": levels[seen[-1]], "mean": mean,
+                  "std": float(np.sqrt(counts @ (levels - mean) ** 2 / n))}
+        values.update(zip(Q_NAMES, q))
+        for k, v in values.items():
+            out[k].append([[float(v)]])
+    out["count"] = [int(frames.shape[0])]
+    return out
+
+
 def aggregate(parts):
     """Dataset statistics from per-episode ones: exact min, max, mean and
     population std (parallel variance); quantiles the count-weighted mean of

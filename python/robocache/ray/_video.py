@@ -103,10 +103,11 @@ class StagedEpisode:
 
 
 class _Placed:
-    """What LeRobotWriter.finish reads of a feature's video: shape, info()."""
+    """What LeRobotWriter.finish reads of a feature's video: shape, info(),
+    `files` (each placed file's output path and bytes)."""
 
     def __init__(self, shape, info):
-        self.shape, self._info = tuple(shape), info
+        self.shape, self._info, self.files = tuple(shape), info, []
 
     def info(self):
         return self._info
@@ -119,8 +120,8 @@ class VideoPlacer(LeRobotWriter):
     """LeRobotWriter whose video features are the shards' MP4 files, placed
     (hard-linked, else copied) instead of encoded."""
 
-    def __init__(self, root, fps, robot_type=None):
-        super().__init__(root, fps, robot_type)
+    def __init__(self, root, fps, robot_type=None, **sizes):
+        super().__init__(root, fps, robot_type, **sizes)
         self._placed = {}   # shard file -> (chunk, file) in the output
         self._count = {}    # feature -> files placed
 
@@ -130,7 +131,8 @@ class VideoPlacer(LeRobotWriter):
         if placed is not None and placed.shape != tuple(v["shape"]):
             raise ConvertError(f"{ep.where}: {f.name} frames are {v['shape']}, the first "
                                f"episode's {list(placed.shape)}")
-        self._videos[f.name] = _Placed(v["shape"], v["info"])
+        if placed is None:
+            placed = self._videos[f.name] = _Placed(v["shape"], v["info"])
         at = self._placed.get(v["file"])
         if at is None:
             n = self._count.get(f.name, 0)
@@ -141,7 +143,14 @@ class VideoPlacer(LeRobotWriter):
             os.makedirs(os.path.dirname(dst), exist_ok=True)
             _link(v["file"], dst)
             self._placed[v["file"]] = at
+            placed.files.append({"file": os.path.relpath(dst, self.root),
+                                 "bytes": os.path.getsize(dst)})
         stats[f.name] = v["stats"]
+        path = dict(ep.report.get("videos", {}).get(f.name, {}), chunk_index=at[0],
+                    file_index=at[1])
+        ep.report.setdefault("videos", {})[f.name] = path
+        self._video_paths.setdefault(f.name, []).append(
+            dict(path, episode_index=len(self.episodes), episode=ep.where))
         pre = f"videos/{f.name}/"
         return {pre + "chunk_index": at[0], pre + "file_index": at[1],
                 pre + "from_timestamp": v["from_timestamp"],

@@ -4,24 +4,19 @@ image feature's MP4 decodes in LeRobot (pyav backend, both episodes of one
 shared file) to the frames robocache.datasets decodes from it.
 
 lerobot needs Python >= 3.12 and torch < 2.12, so it runs in its own
-environment through a subprocess: $ROBOCACHE_LEROBOT_PYTHON, else
-.venv-lerobot/bin/python at the repository root (built by
-scripts/install-lerobot-oracle.sh). Skipped when neither exists."""
+environment through a subprocess (convert_support.run_lerobot:
+$ROBOCACHE_LEROBOT_PYTHON, else .venv-lerobot/bin/python at the repository
+root, built by scripts/install-lerobot-oracle.sh). Skipped when neither exists."""
 
 import json
-import os
-import subprocess
 
 import numpy as np
 import pyarrow.parquet as pq
-import pytest
 
 from robocache.convert import convert
 from robocache.convert._check import check
 
-from convert_support import HUSKY_MCAP, HUSKY_STREAMS, ROOT
-
-ORACLE = os.environ.get("ROBOCACHE_LEROBOT_PYTHON") or str(ROOT / ".venv-lerobot/bin/python")
+from convert_support import HUSKY_MCAP, HUSKY_STREAMS, ROOT, needs_lerobot, run_lerobot
 
 LOAD = r"""
 import json, sys
@@ -36,15 +31,13 @@ np.savez(out, tolerance_s=ds.tolerance_s, fps=ds.fps, n=len(ds),
 """
 
 
-@pytest.mark.skipif(not os.access(ORACLE, os.X_OK), reason=f"no lerobot environment at {ORACLE}")
+@needs_lerobot
 def test_loads_in_lerobot(tmp_path):
     out = tmp_path / "ds"
     convert([str(HUSKY_MCAP)], str(out), to="lerobot", fps=30, streams=HUSKY_STREAMS)
     assert check(str(out)) == []
     dump = tmp_path / "frames.npz"
-    p = subprocess.run([ORACLE, "-c", LOAD, str(out), str(dump)], capture_output=True, text=True,
-                       env={**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"})
-    assert p.returncode == 0, p.stderr[-3000:]
+    run_lerobot(LOAD, out, dump)
     got = np.load(dump)
     assert float(got["tolerance_s"]) == 1e-4 and int(got["fps"]) == 30
     table = pq.read_table(next((out / "data").rglob("*.parquet")))
@@ -71,7 +64,7 @@ np.savez(out, picks=picks, n=len(ds),
 """
 
 
-@pytest.mark.skipif(not os.access(ORACLE, os.X_OK), reason=f"no lerobot environment at {ORACLE}")
+@needs_lerobot
 def test_video_loads_in_lerobot(tmp_path):
     import robocache.datasets as rd
     out = tmp_path / "ds"
@@ -79,9 +72,7 @@ def test_video_loads_in_lerobot(tmp_path):
     convert([str(src)], str(out), to="lerobot", reference="image",
             streams=["observation.state=state", "action=actions", "observation.images.cam=image"])
     dump = tmp_path / "frames.npz"
-    p = subprocess.run([ORACLE, "-c", LOAD_VIDEO, str(out), str(dump)], capture_output=True,
-                       text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
-    assert p.returncode == 0, p.stderr[-3000:]
+    run_lerobot(LOAD_VIDEO, out, dump)
     got = np.load(dump)
     ours = rd.open(str(out))
     lengths = [len(ep.streams["observation.images.cam"]) for ep in ours.episodes]
