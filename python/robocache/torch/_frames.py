@@ -4,14 +4,13 @@ The frame of each window target is chosen on the host by robocache.align on
 the image stream's frame times (the same timeline and options as the
 low-dimensional keys, so the same choice as on the device), then each
 episode's frames are decoded in ONE Series.frames(indices) call (PyAV or the
-reader's decoder underneath). Batches are planned and decoded in background
-threads (Prefetch) `depth` batches ahead of the one the training loop asks
-for, into pinned host memory when the device is a GPU; the loop then only
-starts an asynchronous copy.
+reader's decoder underneath). The loader plans and decodes batches in
+background threads (_prefetch.Prefetch) ahead of the one the training loop
+asks for, into pinned host memory when the device is a GPU; the loop then
+only starts an asynchronous copy.
 """
 
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import torch
@@ -81,32 +80,6 @@ class ImagePlan:
                                  "another episode of the batch")
             host[rows] = images[where.reshape(rows.size, W)]
         return out
-
-
-class Prefetch:
-    """Runs load(start), load(start + 1), ... in `threads` background threads,
-    up to `depth` batches ahead of the one asked for."""
-
-    def __init__(self, load, start, depth, threads):
-        self.load = load  # i -> dict of tensors of batch i
-        self.depth = max(1, int(depth))
-        self.pool = ThreadPoolExecutor(max_workers=max(1, int(threads)),
-                                       thread_name_prefix="robocache-loader")
-        self.futures = {}
-        self.next = start
-
-    def get(self, i, count):
-        """Batch i (waits for it); keeps `depth` batches below `count` in flight."""
-        while self.next < min(i + 1 + self.depth, count):
-            self.futures[self.next] = self.pool.submit(self.load, self.next)
-            self.next += 1
-        return self.futures.pop(i).result()
-
-    def close(self):
-        for f in self.futures.values():
-            f.cancel()
-        self.pool.shutdown(wait=True)
-        self.futures.clear()
 
 
 def to_device(batch, device):

@@ -8,7 +8,8 @@ import os
 import numpy as np
 import torch
 
-from ._frames import ImagePlan, Prefetch, to_device
+from ._frames import ImagePlan, to_device
+from ._prefetch import Prefetch, SideStream
 from ._order import EpochOrder
 from ._resident import Resident
 from ._spec import parse_windows
@@ -148,8 +149,13 @@ class WindowLoader:
                 by groups of consecutive episodes (each epoch visits the groups
                 in a drawn order). Default: half the free memory of a CUDA
                 device, no limit on the CPU
-    prefetch, decode_threads
-                image keys: batches decoded ahead, and threads decoding them
+    prefetch    batches prepared ahead while the training step runs: the
+                next batch's windows (CUDA: enqueued on a side stream; CPU: a
+                background thread), image keys `prefetch` batches decoded
+                ahead; 0: every batch computed when asked for, in the
+                caller's thread and stream
+    decode_threads
+                threads decoding image keys
 
     Each batch: {key: [B, W, D] out_dtype (images: [B, W, C, H, W] uint8),
     f"{key}_is_pad": [B, W] bool, "episode_index", "frame_index" (the
@@ -201,7 +207,9 @@ class WindowLoader:
             drop_last=drop_last)
         self.images = ImagePlan(self.timeline, self.timeline.max_gap_ns,
                                 pin=self.device.type == "cuda") if self.timeline.images else None
-        self.prefetch, self.decode_threads = prefetch, decode_threads
+        if int(prefetch) < 0:
+            raise ValueError(f"prefetch must be >= 0, got {prefetch}")
+        self.prefetch, self.decode_threads = int(prefetch), decode_threads
         self._resident = None
         self._group = -1
         self._epoch, self._batch = 0, 0
@@ -213,6 +221,8 @@ class WindowLoader:
     def _load_group(self, g):
         if g == self._group:
             return self._resident
+        if self._resident is not None and self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)  # no stream still reads the group freed next
         self._resident = None  # frees the previous group first
         e0, e1 = self.groups[g]
         self._resident = Resident(self.timeline, self.specs, e0, e1, self.device, self.out_dtype)
@@ -309,9 +319,12 @@ class WindowLoader:
 
     def __iter__(self):
         """Batches of the current epoch from where the last iteration stopped
-        (a full pass is one epoch; then the epoch advances). On the CPU the
-        next batch is computed in a background thread while the caller works
-        on this one; image keys are decoded `prefetch` batches ahead."""
+        (a full pass is one epoch; then the epoch advances). With prefetch >
+        0 the next batch is computed while the caller works on this one: on
+        CUDA its windows are enqueued on a side stream from a background
+        thread as soon as this batch is handed out, on the CPU computed in a
+        background thread; image keys are decoded `prefetch` batches ahead.
+        A batch computed ahead is not counted as consumed (state_dict)."""
         epoch, start = self._epoch, self._batch
         order = self.order.indices(epoch)
         count = len(self.order)
@@ -322,16 +335,30 @@ class WindowLoader:
                 return self._resident.gather(self.order.batch(dev, i))
             return self._paged(self.order.batch(order, i))
 
-        ahead = Prefetch(windows, start, 1, 1) if self.device.type == "cpu" else None
-        frames = None
-        if self.images is not None:
-            frames = Prefetch(lambda i: self.images.load(self.order.batch(order, i).numpy()),
-                              start, self.prefetch, self.decode_threads)
+        def images(i):
+            return self.images.load(self.order.batch(order, i).numpy())
+
+        side = ahead = frames = None
+        if self.prefetch > 0:
+            if self.device.type == "cuda":
+                side = SideStream(self.device)
+                side.start()
+                ahead = Prefetch(lambda i: side.run(windows, i), start, 1, 1)
+            else:
+                ahead = Prefetch(windows, start, 1, 1)
+            if self.images is not None:
+                frames = Prefetch(images, start, self.prefetch, self.decode_threads)
         try:
             for i in range(start, count):
-                batch = ahead.get(i, count) if ahead is not None else windows(i)
-                if frames is not None:
-                    batch.update(to_device(frames.get(i, count), self.device))
+                if ahead is None:
+                    batch = windows(i)
+                elif side is None:
+                    batch = ahead.get(i, count)
+                else:
+                    batch = side.hand_out(ahead.get(i, count))
+                if self.images is not None:
+                    host = frames.get(i, count) if frames is not None else images(i)
+                    batch.update(to_device(host, self.device))
                 self._batch = i + 1
                 yield batch
             self._epoch, self._batch = epoch + 1, 0
@@ -339,3 +366,5 @@ class WindowLoader:
             for p in (ahead, frames):
                 if p is not None:
                     p.close()
+            if side is not None:
+                side.close()
