@@ -4,16 +4,21 @@ LeRobotDataset + torch.utils.data.DataLoader, same machine, same run.
     python3 bench/bench_training_loop.py [--device cpu|cuda] [--repeat 50] [--out bench/results]
     torchrun --nproc-per-node 8 bench/bench_training_loop.py --device cuda   # one shard per rank
 
-Dataset: the real LeRobot v3.0 fixture data/robot/lerobot/so101_record_test_v30_novideo
-(SO-101 arm, 4 episodes, 6-D state and action, 30 Hz) with its episodes repeated --repeat
-times into one LeRobot v3.0 folder (written once under --work; the printout says how big).
-Windows: observation.state at [-1/30, 0] s, action chunk of --chunk frames (k / 30 s).
-Policy: ACT-style, a --layers-layer pre-norm transformer encoder (d_model --d-model) over
-2 state tokens and --chunk learned action queries, L1 loss on the non-padded actions,
-AdamW; bf16 autocast on CUDA, float32 on the CPU; under torchrun wrapped in
-DistributedDataParallel, each rank fed its own shard.
+Datasets (--policy): lowdim, the real LeRobot v3.0 fixture
+data/robot/lerobot/so101_record_test_v30_novideo (SO-101 arm, 6-D state and action, 30 Hz);
+image, data/robot/lerobot/lingzu_open50_v30_subset (bimanual arms, 34-D state and actions,
+640 x 480 video, 30 Hz); episodes repeated --repeat times into one LeRobot v3.0 folder
+(bench/training_data.py, written once under --work; the printout says how big).
+Windows: the state at [-1/30, 0] s, an action chunk of --chunk frames (k / 30 s), the image
+frame at 0 s. Policy (--preset issue | act): ACT-style, a pre-norm transformer over 2 state
+tokens (+ 12 image tokens from strided convolutions) and --chunk learned action queries (act:
+an encoder over the observation tokens and a decoder of the queries), L1 loss on the
+non-padded actions, AdamW; bf16 autocast on CUDA, float32 on the CPU; under torchrun wrapped
+in DistributedDataParallel (--ddp-tuned: gradient_as_bucket_view, static_graph, fused AdamW),
+each rank fed its own shard; rank 0 gathers every rank's data wait (scripts/gpu-multi.sh
+computes the scaling efficiency from a 1-rank and an N-rank run).
 Per step: data_s = waiting for the next batch (baseline: + .to(device)), updt_s =
-forward + backward + optimizer step (both end with a device synchronisation on CUDA), so
+forward + backward + optimizer step (both end waiting for the caller's CUDA stream), so
 samples/s = batch / (data_s + updt_s); GPU utilisation sampled through NVML (pynvml)
 when present. Also: the loaders alone (no model: samples/s of wall time, and samples per
 CPU second of the process and its DataLoader workers, the measure that holds on a shared
@@ -22,7 +27,7 @@ alone (windows/s, a window = one sample's state window and action chunk), with t
 alternative layout of per-episode padded rows [E, S_max, D] and scattered targets.
 The baseline runs in the LeRobot oracle environment (.venv-lerobot,
 scripts/install-lerobot-oracle.sh, or --lerobot-python) as a subprocess of this script.
-Writes <out>/training_loop_<device>.json (rank 0) and prints a table.
+Writes <out>/training_loop_[image_][<tag>_]<device>.json (rank 0) and prints a table.
 """
 
 import argparse
