@@ -8,6 +8,7 @@ import os
 import numpy as np
 import torch
 
+from ._decoders import make_decoder
 from ._frames import ImagePlan, to_device
 from ._prefetch import Prefetch, SideStream
 from ._order import EpochOrder
@@ -156,21 +157,30 @@ class WindowLoader:
                 caller's thread and stream
     decode_threads
                 threads decoding image keys
+    decoder     "pyav" (default: each reader's decoder, PyAV for video files)
+                or "torchcodec" (video files through torchcodec's
+                VideoDecoder, one kept open per file; the optional extra
+                robocache[torchcodec]): the same frames (docs/loader.md)
+    decode_device
+                "cpu" (default: decoded on the host, copied to the device) or
+                "cuda" (decoder="torchcodec" only: NVDEC on the loader's GPU)
 
     Each batch: {key: [B, W, D] out_dtype (images: [B, W, C, H, W] uint8),
     f"{key}_is_pad": [B, W] bool, "episode_index", "frame_index" (the
     sample's position in its episode), "sample_index": [B] int64}, on device.
 
-    Raises ValueError (windows, options, episodes, weights, ranks),
-    robocache.datasets.DatasetError (a missing stream, a stream whose
-    columns change between episodes, naming file, episode and stream),
-    ImportError from rd.open for a missing format extra.
+    Raises ValueError (windows, options, episodes, weights, ranks, a
+    decoder that cannot decode a key's stream), robocache.datasets.DatasetError
+    (a missing stream, a stream whose columns change between episodes, naming
+    file, episode and stream; a video the decoder cannot read), ImportError
+    from rd.open for a missing format extra, or naming robocache[torchcodec].
     """
 
     def __init__(self, recording, windows, *, batch_size, device=None, shuffle=True, seed=0,
                  drop_last=False, episodes=None, episode_weights=None, reference=None,
                  rate_hz=None, tolerance_s=1e-4, out_dtype=torch.float32, rank=None,
-                 world_size=None, max_device_bytes=None, prefetch=2, decode_threads=1):
+                 world_size=None, max_device_bytes=None, prefetch=2, decode_threads=1,
+                 decoder="pyav", decode_device="cpu"):
         if isinstance(recording, (str, os.PathLike)):
             import robocache.datasets as rd
             recording = rd.open(recording)
@@ -205,8 +215,10 @@ class WindowLoader:
             weights=_weights(where, self.timeline, episode_weights), shuffle=shuffle, seed=seed,
             rank=self.rank, world_size=self.world_size, batch_size=batch_size,
             drop_last=drop_last)
+        frames = make_decoder(decoder, decode_device, self.device)
         self.images = ImagePlan(self.timeline, self.timeline.max_gap_ns,
-                                pin=self.device.type == "cuda") if self.timeline.images else None
+                                pin=self.device.type == "cuda", decoder=frames) \
+            if self.timeline.images else None
         if int(prefetch) < 0:
             raise ValueError(f"prefetch must be >= 0, got {prefetch}")
         self.prefetch, self.decode_threads = int(prefetch), decode_threads
