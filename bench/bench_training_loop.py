@@ -4,16 +4,21 @@ LeRobotDataset + torch.utils.data.DataLoader, same machine, same run.
     python3 bench/bench_training_loop.py [--device cpu|cuda] [--repeat 50] [--out bench/results]
     torchrun --nproc-per-node 8 bench/bench_training_loop.py --device cuda   # one shard per rank
 
-Dataset: the real LeRobot v3.0 fixture data/robot/lerobot/so101_record_test_v30_novideo
-(SO-101 arm, 4 episodes, 6-D state and action, 30 Hz) with its episodes repeated --repeat
-times into one LeRobot v3.0 folder (written once under --work; the printout says how big).
-Windows: observation.state at [-1/30, 0] s, action chunk of --chunk frames (k / 30 s).
-Policy: ACT-style, a --layers-layer pre-norm transformer encoder (d_model --d-model) over
-2 state tokens and --chunk learned action queries, L1 loss on the non-padded actions,
-AdamW; bf16 autocast on CUDA, float32 on the CPU; under torchrun wrapped in
-DistributedDataParallel, each rank fed its own shard.
+Datasets (--policy): lowdim, the real LeRobot v3.0 fixture
+data/robot/lerobot/so101_record_test_v30_novideo (SO-101 arm, 6-D state and action, 30 Hz);
+image, data/robot/lerobot/lingzu_open50_v30_subset (bimanual arms, 34-D state and actions,
+640 x 480 video, 30 Hz); episodes repeated --repeat times into one LeRobot v3.0 folder
+(bench/training_data.py, written once under --work; the printout says how big).
+Windows: the state at [-1/30, 0] s, an action chunk of --chunk frames (k / 30 s), the image
+frame at 0 s. Policy (--preset issue | act): ACT-style, a pre-norm transformer over 2 state
+tokens (+ 12 image tokens from strided convolutions) and --chunk learned action queries (act:
+an encoder over the observation tokens and a decoder of the queries), L1 loss on the
+non-padded actions, AdamW; bf16 autocast on CUDA, float32 on the CPU; under torchrun wrapped
+in DistributedDataParallel (--ddp-tuned: gradient_as_bucket_view, static_graph, fused AdamW),
+each rank fed its own shard; rank 0 gathers every rank's data wait (scripts/gpu-multi.sh
+computes the scaling efficiency from a 1-rank and an N-rank run).
 Per step: data_s = waiting for the next batch (baseline: + .to(device)), updt_s =
-forward + backward + optimizer step (both end with a device synchronisation on CUDA), so
+forward + backward + optimizer step (both end waiting for the caller's CUDA stream), so
 samples/s = batch / (data_s + updt_s); GPU utilisation sampled through NVML (pynvml)
 when present. Also: the loaders alone (no model: samples/s of wall time, and samples per
 CPU second of the process and its DataLoader workers, the measure that holds on a shared
@@ -22,14 +27,13 @@ alone (windows/s, a window = one sample's state window and action chunk), with t
 alternative layout of per-episode padded rows [E, S_max, D] and scattered targets.
 The baseline runs in the LeRobot oracle environment (.venv-lerobot,
 scripts/install-lerobot-oracle.sh, or --lerobot-python) as a subprocess of this script.
-Writes <out>/training_loop_<device>.json (rank 0) and prints a table.
+Writes <out>/training_loop_[image_][<tag>_]<device>.json (rank 0) and prints a table.
 """
 
 import argparse
 import json
 import os
 import platform
-import shutil
 import statistics
 import subprocess
 import sys
@@ -41,85 +45,98 @@ import numpy as np
 import torch
 from torch import nn
 
+import training_data
 from bench_common import cpu_model, slug, write_json
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SOURCE = os.path.join(ROOT, "data", "robot", "lerobot", "so101_record_test_v30_novideo")
 FPS = 30
 
 
 # ---- the dataset --------------------------------------------------------------------------
 
-def build_dataset(dst, repeat):
-    """The fixture's episodes repeated `repeat` times as one LeRobot v3.0 folder
-    without video features (the fixture has no videos)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+class Variant:
+    """What a policy reads: the fixture, its state / action keys and dims, the
+    image key (None: low-dim policy)."""
 
-    stamp = os.path.join(dst, "meta", "info.json")
-    if os.path.exists(stamp):
-        return json.load(open(stamp))
-    shutil.rmtree(dst, ignore_errors=True)
-    os.makedirs(os.path.join(dst, "data", "chunk-000"))
-    os.makedirs(os.path.join(dst, "meta", "episodes", "chunk-000"))
-    data = pq.read_table(os.path.join(SOURCE, "data", "chunk-000", "file-000.parquet"))
-    eps = pq.read_table(os.path.join(SOURCE, "meta", "episodes", "chunk-000",
-                                     "file-000.parquet"))
-    info = json.load(open(os.path.join(SOURCE, "meta", "info.json")))
-    frames, episodes = data.num_rows, eps.num_rows
-
-    def shifted(table, shifts):
-        cols = {}
-        for name in table.schema.names:
-            col = table[name]
-            if name in shifts:
-                col = pa.compute.add(col, pa.scalar(shifts[name], col.type))
-            cols[name] = col
-        return pa.table(cols, schema=table.schema)
-
-    pq.write_table(pa.concat_tables(
-        [shifted(data, {"episode_index": r * episodes, "index": r * frames})
-         for r in range(repeat)]), os.path.join(dst, "data", "chunk-000", "file-000.parquet"))
-    pq.write_table(pa.concat_tables(
-        [shifted(eps, {"episode_index": r * episodes, "dataset_from_index": r * frames,
-                       "dataset_to_index": r * frames}) for r in range(repeat)]),
-        os.path.join(dst, "meta", "episodes", "chunk-000", "file-000.parquet"))
-    for name in ("tasks.parquet", "stats.json"):
-        shutil.copy(os.path.join(SOURCE, "meta", name), os.path.join(dst, "meta", name))
-    info["features"] = {k: f for k, f in info["features"].items() if f.get("dtype") != "video"}
-    info.update(total_episodes=episodes * repeat, total_frames=frames * repeat,
-                splits={"train": f"0:{episodes * repeat}"})
-    with open(stamp + ".tmp", "w") as f:
-        json.dump(info, f, indent=2)
-    os.replace(stamp + ".tmp", stamp)
-    return info
+    def __init__(self, source, state, action, dim, image=None):
+        self.source, self.state, self.action, self.dim, self.image = \
+            source, state, action, dim, image
 
 
-def windows(chunk):
-    return {"observation.state": [-1 / FPS, 0.0], "action": [k / FPS for k in range(chunk)]}
+VARIANTS = {
+    "lowdim": Variant(training_data.LOWDIM, "observation.state", "action", 6),
+    "image": Variant(training_data.IMAGE, "state", "actions", 34, image="image"),
+}
+
+
+def windows(variant, chunk):
+    w = {variant.state: [-1 / FPS, 0.0], variant.action: [k / FPS for k in range(chunk)]}
+    if variant.image:
+        w[variant.image] = [0.0]
+    return w
 
 
 # ---- the policy and the loop ----------------------------------------------------------------
 
-class Policy(nn.Module):
-    """ACT-style: state tokens and learned action queries through a transformer
-    encoder; the queries' outputs are the action chunk."""
+class Frames(nn.Module):
+    """Image tokens: strided convolutions over uint8 frames [B, C, H, W]
+    (scaled to 0..1), pooled to a 3 x 4 grid of d_model tokens."""
 
-    def __init__(self, state_dim, action_dim, n_obs, chunk, d_model, layers):
+    def __init__(self, d_model):
+        super().__init__()
+        chans = [3, 32, 64, 128, d_model]
+        layers = []
+        for i, (a, b) in enumerate(zip(chans[:-1], chans[1:])):
+            layers += [nn.Conv2d(a, b, 5 if i == 0 else 3, stride=4 if i == 0 else 2,
+                                 padding=2 if i == 0 else 1), nn.ReLU()]
+        self.net = nn.Sequential(*layers, nn.AdaptiveAvgPool2d((3, 4)))
+        self.tokens = 12
+
+    def forward(self, frames):
+        x = self.net(frames.float() / 255 if frames.dtype == torch.uint8 else frames)
+        return x.flatten(2).transpose(1, 2)
+
+
+class Policy(nn.Module):
+    """ACT-style: state tokens (and image tokens) and learned action queries
+    through a transformer; the queries' outputs are the action chunk. With
+    dec_layers 0 one encoder runs over all tokens; else an encoder over the
+    observation tokens and a decoder of the queries attending to it (ACT)."""
+
+    def __init__(self, dim, n_obs, chunk, d_model, layers, dec_layers=0, ff=None,
+                 image=False):
         super().__init__()
         self.n_obs = n_obs
-        self.obs = nn.Linear(state_dim, d_model)
+        self.obs = nn.Linear(dim, d_model)
+        self.frames = Frames(d_model) if image else None
+        n_tokens = n_obs + (self.frames.tokens if image else 0)
         self.queries = nn.Parameter(torch.randn(chunk, d_model) * 0.02)
-        self.pos = nn.Parameter(torch.zeros(n_obs + chunk, d_model))
-        layer = nn.TransformerEncoderLayer(d_model, max(1, d_model // 64), 4 * d_model,
-                                           dropout=0.0, batch_first=True, norm_first=True)
-        self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
-        self.head = nn.Linear(d_model, action_dim)
+        heads, ff = max(1, d_model // 64), ff or 4 * d_model
+        self.dec_layers = dec_layers
+        if dec_layers:
+            self.pos = nn.Parameter(torch.zeros(n_tokens, d_model))
+            self.encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(
+                d_model, heads, ff, dropout=0.0, batch_first=True, norm_first=True), layers,
+                enable_nested_tensor=False)
+            self.decoder = nn.TransformerDecoder(nn.TransformerDecoderLayer(
+                d_model, heads, ff, dropout=0.0, batch_first=True, norm_first=True), dec_layers)
+        else:
+            self.pos = nn.Parameter(torch.zeros(n_tokens + chunk, d_model))
+            self.encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(
+                d_model, heads, ff, dropout=0.0, batch_first=True, norm_first=True), layers,
+                enable_nested_tensor=False)
+        self.head = nn.Linear(d_model, dim)
 
-    def forward(self, state):
+    def forward(self, state, frames=None):
+        tokens = [self.obs(state)]
+        if self.frames is not None:
+            tokens.append(self.frames(frames[:, 0]))
         q = self.queries.expand(state.shape[0], -1, -1)
-        x = torch.cat([self.obs(state), q], dim=1) + self.pos
-        return self.head(self.encoder(x)[:, self.n_obs:])
+        if self.dec_layers:
+            memory = self.encoder(torch.cat(tokens, dim=1) + self.pos)
+            return self.head(self.decoder(q, memory))
+        x = torch.cat(tokens + [q], dim=1) + self.pos
+        return self.head(self.encoder(x)[:, -q.shape[1]:])
 
 
 class GpuUtil:
@@ -164,17 +181,32 @@ def stats(xs):
 
 
 def sync(device):
+    """Waits for the caller's current stream (what a loop's loss.item() waits
+    for); work the loader enqueued ahead on its own stream is not waited for."""
     if device.type == "cuda":
-        torch.cuda.synchronize(device)
+        torch.cuda.current_stream(device).synchronize()
+
+
+def model_for(args, device):
+    """The policy (under torchrun wrapped in DistributedDataParallel, with the
+    --ddp-tuned options) and its AdamW (fused on CUDA with --ddp-tuned)."""
+    v = VARIANTS[args.policy]
+    torch.manual_seed(0)
+    model = Policy(v.dim, 2, args.chunk, args.d_model, args.layers, args.dec_layers,
+                   args.ff, image=v.image is not None).to(device)
+    if torch.distributed.is_available() and torch.distributed.is_initialized():
+        tuned = dict(gradient_as_bucket_view=True, static_graph=True) if args.ddp_tuned else {}
+        if args.bucket_cap_mb:
+            tuned["bucket_cap_mb"] = args.bucket_cap_mb
+        model = nn.parallel.DistributedDataParallel(model, **tuned)  # gradients all-reduced
+    fused = {"fused": True} if args.ddp_tuned and device.type == "cuda" else {}
+    return model, torch.optim.AdamW(model.parameters(), lr=1e-4, **fused)
 
 
 def train(batches, device, args, to_device):
     """Runs warm-up + timed steps; per-step data_s / updt_s statistics."""
-    torch.manual_seed(0)
-    model = Policy(6, 6, 2, args.chunk, args.d_model, args.layers).to(device)
-    if torch.distributed.is_available() and torch.distributed.is_initialized():
-        model = nn.parallel.DistributedDataParallel(model)  # gradients all-reduced per step
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    v = VARIANTS[args.policy]
+    model, opt = model_for(args, device)
     autocast = torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else \
         torch.autocast("cpu", enabled=False)
     data_s, updt_s = [], []
@@ -188,9 +220,9 @@ def train(batches, device, args, to_device):
             sync(device)
             t1 = time.perf_counter()
             with autocast:
-                pred = model(batch["observation.state"])
-                err = (pred.float() - batch["action"]).abs().mean(-1)
-                loss = (err * ~batch["action_is_pad"]).mean()
+                pred = model(batch[v.state], batch.get(v.image))
+                err = (pred.float() - batch[v.action]).abs().mean(-1)
+                loss = (err * ~batch[f"{v.action}_is_pad"]).mean()
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
@@ -267,7 +299,9 @@ def run_lerobot(args, device):
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
     import lerobot
 
-    ds = LeRobotDataset("local/bench", root=args.dataset, delta_timestamps=windows(args.chunk))
+    v = VARIANTS[args.policy]
+    ds = LeRobotDataset("local/bench", root=args.dataset,
+                        delta_timestamps=windows(v, args.chunk))
     workers = args.workers
 
     def make():
@@ -278,7 +312,7 @@ def run_lerobot(args, device):
 
     def to_device(b):
         return {k: b[k].to(device, non_blocking=True)
-                for k in ("observation.state", "action", "action_is_pad")}
+                for k in (v.state, v.action, f"{v.action}_is_pad", v.image) if k}
 
     result = {"loader": f"LeRobotDataset + DataLoader(num_workers={workers})",
               "lerobot_version": lerobot.__version__, "torch_version": torch.__version__,
@@ -294,10 +328,10 @@ def window_loader(args, device, rank, world, **kw):
     import robocache.datasets as rd
     import robocache.torch as rt
 
-    return rt.WindowLoader(rd.open(args.dataset), windows(args.chunk),
+    return rt.WindowLoader(rd.open(args.dataset), windows(VARIANTS[args.policy], args.chunk),
                            batch_size=kw.pop("batch_size", args.batch_size), device=device,
                            shuffle=True, seed=0, drop_last=True, rank=rank, world_size=world,
-                           **kw)
+                           prefetch=args.prefetch, decode_threads=args.decode_threads, **kw)
 
 
 def run_robocache(args, device, rank, world):
@@ -408,8 +442,11 @@ def print_table(result):
         rows.append((r["loader"], t["data_s"]["median"] * 1e3, t["updt_s"]["median"] * 1e3,
                      t["data_fraction"] * 100, t["samples_per_s"], util,
                      r["alone"]["samples_per_s"], r["alone"]["samples_per_cpu_s"]))
-    print(f"device {result['device']}, {result['frames']} frames in {result['episodes']} "
-          f"episodes, batch {result['batch_size']}, chunk {result['chunk']}")
+    print(f"device {result['device']}, policy {result['policy']} ({result['preset']}: d_model "
+          f"{result['d_model']}, {result['layers']} + {result['dec_layers']} layers), "
+          f"{result['frames']} frames in {result['episodes']} episodes, batch "
+          f"{result['batch_size']}, chunk {result['chunk']}, world size {result['world_size']}")
+    print(f"dataset: {result['dataset']}")
     print(f"{'loader':<45} {'data ms':>9} {'updt ms':>9} {'data %':>7} {'samples/s':>10} "
           f"{'GPU':>5} {'alone/s':>10} {'alone/cpu-s':>11}")
     for row in rows:
@@ -422,49 +459,105 @@ def print_table(result):
               f"({g['timeline']['median'] * 1e3:.3f} ms){extra}")
     for k, v in result.get("ratios", {}).items():
         print(f"{k}: {v:.1f}")
+    if len(result["per_rank"]) > 1:
+        for r in result["per_rank"]:
+            print(f"rank {r['rank']}: data {r['data_s_median'] * 1e3:.2f} ms "
+                  f"({r['data_fraction'] * 100:.1f} %), update {r['updt_s_median'] * 1e3:.2f} ms, "
+                  f"{r['samples_per_s']:.0f} samples/s")
 
 
-def main():
+PRESETS = {  # --preset: the issue's small policy, and LeRobot's ACTConfig defaults
+    "issue": {"d_model": 256, "layers": 4, "dec_layers": 0, "ff": None, "chunk": 50},
+    "act": {"d_model": 512, "layers": 4, "dec_layers": 1, "ff": 3200, "chunk": 100},
+}
+
+
+def parse(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    p.add_argument("--policy", choices=sorted(VARIANTS), default="lowdim",
+                   help="lowdim: SO-101 state + action chunk; image: lingzu video frames + "
+                        "state + action chunk")
+    p.add_argument("--preset", choices=sorted(PRESETS), default=None,
+                   help="model size: issue (d_model 256, 4 encoder layers, chunk 50) or act "
+                        "(d_model 512, 4 encoder + 1 decoder layers, ff 3200, chunk 100)")
     p.add_argument("--repeat", type=int, default=50, help="copies of the fixture's episodes")
     p.add_argument("--batch-size", type=int, default=None, help="default 256 CUDA, 64 CPU")
-    p.add_argument("--chunk", type=int, default=50)
+    p.add_argument("--chunk", type=int, default=None, help="default 50")
     p.add_argument("--d-model", type=int, default=None, help="default 256 CUDA, 128 CPU")
-    p.add_argument("--layers", type=int, default=4)
+    p.add_argument("--layers", type=int, default=None, help="encoder layers, default 4")
+    p.add_argument("--dec-layers", type=int, default=None,
+                   help="decoder layers (0: encoder only, the default)")
+    p.add_argument("--ff", type=int, default=None, help="feed-forward width (4 d_model)")
     p.add_argument("--steps", type=int, default=None, help="default 200 CUDA, 30 CPU")
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--alone-steps", type=int, default=None,
                    help="batches of the loaders alone (default 500 CUDA, 60 CPU)")
     p.add_argument("--workers", type=int, default=len(os.sched_getaffinity(0)),
                    help="DataLoader workers of the baseline (default: the cores allowed)")
+    p.add_argument("--prefetch", type=int, default=2, help="WindowLoader prefetch")
+    p.add_argument("--decode-threads", type=int, default=None,
+                   help="WindowLoader decode threads (default: the cores allowed / ranks)")
+    p.add_argument("--ddp-tuned", action="store_true",
+                   help="DDP gradient_as_bucket_view + static_graph, fused AdamW on CUDA")
+    p.add_argument("--bucket-cap-mb", type=int, default=None, help="DDP bucket_cap_mb")
     p.add_argument("--gather-batches", type=int, nargs="*", default=None)
     p.add_argument("--gather-repeat", type=int, default=50)
+    p.add_argument("--tag", default=None, help="added to the result file's name")
     p.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "robocache-bench"))
     p.add_argument("--dataset", default=None, help=argparse.SUPPRESS)
     p.add_argument("--side", choices=("all", "lerobot"), default="all", help=argparse.SUPPRESS)
     p.add_argument("--lerobot-python", default=None)
     p.add_argument("--skip-lerobot", action="store_true")
     p.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
-    args = p.parse_args()
+    args = p.parse_args(argv)
     cuda = args.device.startswith("cuda")
+    preset = dict(PRESETS[args.preset or "issue"])
+    if args.preset is None and not cuda:
+        preset["d_model"] = 128
+    for k, v in preset.items():
+        if getattr(args, k) is None:
+            setattr(args, k, v)
     args.batch_size = args.batch_size or (256 if cuda else 64)
-    args.d_model = args.d_model or (256 if cuda else 128)
     args.steps = args.steps or (200 if cuda else 30)
     args.alone_steps = args.alone_steps or (500 if cuda else 60)
     args.gather_batches = args.gather_batches or ([256, 1024, 4096, 16384] if cuda
                                                   else [64, 256, 1024])
+    return args
+
+
+def per_rank(result, world):
+    """Every rank's training numbers (rank 0 gathers them): no rank may wait on data."""
+    mine = {"rank": result["rank"], "data_s_median": result["train"]["data_s"]["median"],
+            "updt_s_median": result["train"]["updt_s"]["median"],
+            "data_fraction": result["train"]["data_fraction"],
+            "samples_per_s": result["train"]["samples_per_s"],
+            "gpu_util_percent": result["train"]["gpu_util_percent"]}
+    if world == 1:
+        return [mine]
+    rows = [None] * world
+    torch.distributed.all_gather_object(rows, mine)
+    return rows
+
+
+def main():
+    args = parse()
+    cuda = args.device.startswith("cuda")
     rank, world = int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
     local = int(os.environ.get("LOCAL_RANK", 0))
+    if args.decode_threads is None:
+        args.decode_threads = max(1, len(os.sched_getaffinity(0)) // world)
     device = torch.device(f"cuda:{local}" if cuda else "cpu")
     if cuda:
         torch.cuda.set_device(device)
     if args.side == "lerobot":
         print(json.dumps(run_lerobot(args, device)))
         return
-    args.dataset = args.dataset or os.path.join(args.work, f"so101_x{args.repeat}")
+    variant = VARIANTS[args.policy]
+    args.dataset = args.dataset or os.path.join(
+        args.work, f"{os.path.basename(variant.source)}_x{args.repeat}")
     if rank == 0:
-        info = build_dataset(args.dataset, args.repeat)
+        info = training_data.build(variant.source, args.dataset, args.repeat)
     if world > 1:
         torch.distributed.init_process_group("nccl" if cuda else "gloo")
         torch.distributed.barrier()
@@ -472,18 +565,25 @@ def main():
     result = {"benchmark": "training_loop", "device": torch.cuda.get_device_name(device)
               if cuda else cpu_model(), "cores": len(os.sched_getaffinity(0)),
               "command": "python3 " + " ".join(sys.argv), "commit": commit(),
-              "dataset": f"{SOURCE} episodes repeated {args.repeat}x (LeRobot v3.0)",
+              "policy": args.policy, "preset": args.preset or "issue",
+              "dataset": f"{variant.source}: its episodes repeated {args.repeat}x into one "
+                         "LeRobot v3.0 folder (bench/training_data.py; copies share the "
+                         "video files)",
               "episodes": info["total_episodes"], "frames": info["total_frames"],
               "batch_size": args.batch_size, "chunk": args.chunk, "d_model": args.d_model,
-              "layers": args.layers, "world_size": world,
-              "load_average_before": list(os.getloadavg())}
+              "layers": args.layers, "dec_layers": args.dec_layers, "ff": args.ff,
+              "ddp_tuned": args.ddp_tuned, "bucket_cap_mb": args.bucket_cap_mb,
+              "prefetch": args.prefetch, "decode_threads": args.decode_threads,
+              "world_size": world, "load_average_before": list(os.getloadavg())}
     result["robocache"] = run_robocache(args, device, rank, world)
+    result["per_rank"] = per_rank(result["robocache"], world)
     py = oracle_python(args)
     if rank == 0 and py and not args.skip_lerobot:
         cmd = [py, os.path.abspath(__file__), "--side", "lerobot", "--dataset", args.dataset]
-        for k in ("device", "batch_size", "chunk", "d_model", "layers", "steps", "warmup",
-                  "alone_steps", "workers"):
-            cmd += [f"--{k.replace('_', '-')}", str(getattr(args, k))]
+        for k in ("device", "policy", "batch_size", "chunk", "d_model", "layers", "dec_layers",
+                  "ff", "steps", "warmup", "alone_steps", "workers"):
+            if getattr(args, k) is not None:
+                cmd += [f"--{k.replace('_', '-')}", str(getattr(args, k))]
         done = subprocess.run(cmd, check=True, capture_output=True, text=True)
         result["lerobot"] = json.loads(done.stdout.strip().splitlines()[-1])
         lr, rc = result["lerobot"], result["robocache"]
@@ -498,7 +598,9 @@ def main():
     if rank == 0:
         print_table(result)
         name = slug(result["device"]) if cuda else slug(cpu_model())
-        write_json(os.path.join(args.out, f"training_loop_{name}.json"), result)
+        parts = ["training_loop"] + ([args.policy] if args.policy != "lowdim" else []) + \
+            ([args.tag] if args.tag else []) + [name]
+        write_json(os.path.join(args.out, "_".join(parts) + ".json"), result)
     if world > 1:
         torch.distributed.destroy_process_group()
 

@@ -1,6 +1,7 @@
 """robocache.torch.WindowLoader on a CUDA device: the same batches as the CPU
 backend (the EuRoC episodes of test_window_loader.py; also paged, and with an
-image key), and one step captured in a CUDA graph replays to the eager result.
+image key), batches computed ahead on a side stream equal those computed when
+asked for, and one step captured in a CUDA graph replays to the eager result.
 Skipped without a CUDA device."""
 
 import pytest
@@ -62,3 +63,32 @@ def test_cuda_graph_of_one_step_replays(rec):
         eager = loader.gather(order[i * 32:(i + 1) * 32])
         for k in eager:
             assert torch.equal(captured[k], eager[k]), k
+
+
+def test_cuda_prefetch_on_a_side_stream_gives_the_same_batches(rec):
+    """Batches computed ahead on the side stream equal those computed when
+    asked for (prefetch=0), also when the caller consumes on a stream of its
+    own and keeps every batch (a batch handed out is never overwritten), and
+    across a resume in the middle of an epoch."""
+    plain = [{k: v.clone() for k, v in b.items()}
+             for b in _loader(rec, seed=6, device="cuda", prefetch=0)]
+    mine = torch.cuda.Stream()
+    ahead = _loader(rec, seed=6, device="cuda", prefetch=2)
+    with torch.cuda.stream(mine):
+        it = iter(ahead)
+        kept = [next(it) for _ in range(3)]
+        # work on the caller's stream that reads the batch while the next is computed
+        sums = [b["imu"].double().nan_to_num().sum() for b in kept]
+        state = ahead.state_dict()
+        it.close()
+    torch.cuda.synchronize()
+    assert state["batch"] == 3
+    resumed = _loader(rec, seed=6, device="cuda", prefetch=2)
+    resumed.load_state_dict(state)
+    got = kept + list(resumed)
+    assert len(got) == len(plain)
+    for x, y in zip(plain, got):
+        for k in x:
+            assert torch.equal(x[k], y[k]), k
+    for b, s in zip(plain, sums):
+        assert torch.equal(b["imu"].double().nan_to_num().sum(), s)

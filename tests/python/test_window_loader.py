@@ -241,6 +241,44 @@ def test_state_dict_resume_gives_the_remaining_batches(rec):
     assert isinstance(first, rt.WindowLoader)
 
 
+def test_prefetch_gives_the_batches_computed_when_asked_for(euroc_imu, euroc_gt, euroc_cam):
+    """prefetch=0 computes each batch in the caller's thread: the reference for
+    the batches computed ahead (windows and decoded frames), across a resume
+    in the middle of an epoch."""
+    rec = _recording(euroc_imu, euroc_gt, euroc_cam, frames=coded_frames)
+    kw = dict(seed=3, windows=dict(WINDOWS, cam=[-0.1, 0.0]))
+    plain, batches = _epoch(_loader(rec, prefetch=0, **kw))
+    ahead = _loader(rec, prefetch=3, **kw)
+    it = iter(ahead)
+    head = [next(it) for _ in range(4)]
+    state = ahead.state_dict()
+    assert state["batch"] == 4  # the batches computed ahead are not consumed
+    it.close()
+    resumed = _loader(rec, prefetch=2, **kw)
+    resumed.load_state_dict(state)
+    for x, y in zip(batches, head + list(resumed)):
+        assert x.keys() == y.keys()
+        for k in x:
+            assert torch.equal(x[k], y[k]), k
+    with pytest.raises(ValueError, match="prefetch"):
+        _loader(rec, prefetch=-1)
+
+
+def test_keys_reading_one_series_share_its_rows(rec):
+    """Two keys on the same series (same edge repeats) read one copy of its
+    rows; each key still equals the key alone."""
+    a = {"offsets": [-0.05, 0.0], "method": "linear", "streams": ["imu"]}
+    b = {"offsets": [0.0, 0.3], "method": "linear", "streams": ["imu"]}
+    both = _loader(rec, shuffle=False, windows={"a": a, "b": b})
+    s0, s1 = both._resident.streams
+    assert s0.values.data_ptr() == s1.values.data_ptr()
+    assert s0.times.data_ptr() == s1.times.data_ptr()
+    alone = _loader(rec, shuffle=False, windows={"b": b})
+    assert int(both.timeline.episode_bytes().sum()) == int(alone.timeline.episode_bytes().sum())
+    got, want = _epoch(both)[0], _epoch(alone)[0]
+    assert torch.equal(got["b"], want["b"]) and torch.equal(got["b_is_pad"], want["b_is_pad"])
+
+
 def test_episode_weights(rec):
     weights = {10: 1.0, 11: 0.0, 12: 4.0, 13: 1.0}
     loader = _loader(rec, episode_weights=weights, seed=5)

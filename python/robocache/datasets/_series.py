@@ -35,14 +35,15 @@ class Series:
     """
 
     __slots__ = ("name", "kind", "clock", "meta", "order", "_fields", "_load", "_frames",
-                 "_times", "_values", "_where")
+                 "_video_frames", "_times", "_values", "_where")
 
     def __init__(self, name, load, *, kind="vector", clock, fields=None, frames=None,
-                 meta=None, order="error", where=""):
+                 video_frames=None, meta=None, order="error", where=""):
         """load() -> (times int64 [S] ns, values [S, D]); frames(indices) ->
-        uint8 [n, H, W, C] for images; fields may be None until loaded (then
-        load() may return (times, values, fields)); `where` prefixes errors
-        (file and episode)."""
+        uint8 [n, H, W, C] for images; video_frames(indices) -> (VideoFile,
+        int64 [n] frame positions) for images that are frames of a video file;
+        fields may be None until loaded (then load() may return (times,
+        values, fields)); `where` prefixes errors (file and episode)."""
         if kind not in KINDS:
             raise ValueError(f"Series {name!r}: kind must be one of {KINDS}, got {kind!r}")
         if order not in ORDER_POLICIES:
@@ -55,6 +56,7 @@ class Series:
         self._fields = None if fields is None else list(fields)
         self._load = load
         self._frames = frames
+        self._video_frames = video_frames
         self._times = None
         self._values = None
         self._where = where
@@ -125,16 +127,34 @@ class Series:
         """Drops the cached arrays (read again on next access)."""
         self._times = self._values = None
 
+    def _frame_indices(self, indices):
+        idx = np.asarray(indices, dtype=np.int64).reshape(-1)
+        n = len(self.times)
+        if idx.size and (idx.min() < -n or idx.max() >= n):
+            raise IndexError(f"stream {self.name!r}: frame index out of range for {n} frames")
+        return np.where(idx < 0, idx + n, idx)
+
     def frames(self, indices):
         """Decodes frames `indices` (ints into this series) of an image stream:
         uint8 [n, H, W, C]. Only those frames are decoded."""
         if self.kind != "image" or self._frames is None:
             raise TypeError(f"stream {self.name!r} is of kind {self.kind!r}: no frames to decode")
-        idx = np.asarray(indices, dtype=np.int64).reshape(-1)
-        n = len(self.times)
-        if idx.size and (idx.min() < -n or idx.max() >= n):
-            raise IndexError(f"stream {self.name!r}: frame index out of range for {n} frames")
-        return self._frames(np.where(idx < 0, idx + n, idx))
+        return self._frames(self._frame_indices(indices))
+
+    @property
+    def has_video_file(self):
+        """True when the frames are frames of a video file (video_frames works)."""
+        return self._video_frames is not None
+
+    def video_frames(self, indices):
+        """Where frames `indices` (as for frames()) lie in their video file:
+        (robocache.datasets.video.VideoFile, int64 [n] positions into its PTS
+        index), the same frames frames() decodes, for another decoder to
+        decode (robocache.torch's decoder="torchcodec"). TypeError when the
+        stream's frames are not frames of a video file."""
+        if self._video_frames is None:
+            raise TypeError(f"stream {self.name!r}: its frames are not frames of a video file")
+        return self._video_frames(self._frame_indices(indices))
 
     def __len__(self):
         return int(self.times.shape[0])

@@ -172,14 +172,19 @@ class _VideoStream:
         t = self.rows.times_ns()
         return t, np.arange(t.size, dtype=np.int64).reshape(-1, 1)
 
-    def frames(self, indices):
+    def positions(self, indices):
+        """(VideoFile, int64 [n]): the frames of rows `indices` in the episode's MP4."""
         row = self.series.values[indices, 0]
         query = self.entry["from_timestamp"] + self.rows.seconds()[row]
         pos = self.video.match(query, self.tolerance_s)
         bad = np.flatnonzero(pos < 0)
         if bad.size:
             raise self._missing(int(bad[0]), indices, row, query)
-        return self.video.decode(pos)
+        return self.video, pos
+
+    def frames(self, indices):
+        video, pos = self.positions(indices)
+        return video.decode(pos)
 
     def _missing(self, k, indices, row, query):
         t = self.video.times_s
@@ -204,7 +209,8 @@ def _streams(rows, info, order, present_videos, videos, tolerance_s):
             video = videos.setdefault(entry["file"], VideoFile(entry["file"]))
             vs = _VideoStream(rows, name, entry, video, tolerance_s)
             vs.series = Series(name, vs.load, kind="image", clock="timestamp",
-                               fields=["frame_index"], frames=vs.frames, order=order,
+                               fields=["frame_index"], frames=vs.frames,
+                               video_frames=vs.positions, order=order,
                                where=rows.where,
                                meta={"video_file": entry["file"], "dtype": dtype,
                                      "from_timestamp": entry["from_timestamp"],

@@ -3,15 +3,15 @@
 The frame of each window target is chosen on the host by robocache.align on
 the image stream's frame times (the same timeline and options as the
 low-dimensional keys, so the same choice as on the device), then each
-episode's frames are decoded in ONE Series.frames(indices) call (PyAV or the
-reader's decoder underneath). Batches are planned and decoded in background
-threads (Prefetch) `depth` batches ahead of the one the training loop asks
-for, into pinned host memory when the device is a GPU; the loop then only
-starts an asynchronous copy.
+episode's frames are decoded in ONE call of the decoder (_decoders: the
+reader's Series.frames, PyAV for video files, or torchcodec on the host or by
+NVDEC). The loader plans and decodes batches in background threads
+(_prefetch.Prefetch) ahead of the one the training loop asks for, into pinned
+host memory when the device is a GPU (or into device memory when NVDEC
+decodes); the loop then only starts an asynchronous copy.
 """
 
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import torch
@@ -20,15 +20,19 @@ import robocache
 
 
 class ImagePlan:
-    """The image keys of a Timeline: load(idx) -> {key: uint8 [B, W, C, H, W],
-    f"{key}_is_pad": bool [B, W]} on the host (pinned when `pin`)."""
+    """The image keys of a Timeline: load(idx) -> {key: uint8 [B, W, H, W, C],
+    f"{key}_is_pad": bool [B, W]} on the decoder's device (the host: pinned
+    when `pin`)."""
 
-    def __init__(self, timeline, max_gap_ns, pin):
+    def __init__(self, timeline, max_gap_ns, pin, decoder):
         self.timeline = timeline
-        self.pin = pin
+        self.pin = pin and decoder.device.type == "cpu"
+        self.decoder = decoder
         self.keys = []
         for d in timeline.images:
             spec = d.spec
+            for series in d.series:
+                decoder.check(spec.key, series)
             gap = max_gap_ns if spec.max_gap_ns is None else min(spec.max_gap_ns, max_gap_ns)
             cut = d.rows(0, d.starts.size - 1)
             stream = robocache.Stream(d.values[cut], d.times[cut], name=d.name, method=spec.method,
@@ -66,54 +70,35 @@ class ImagePlan:
             wanted, where = np.unique(frame[rows], return_inverse=True)
             series = d.series[p]
             with self._lock(series):
-                images = np.asarray(series.frames(wanted))
-            if images.ndim != 4 or images.shape[0] != wanted.size or images.dtype != np.uint8:
+                images = self.decoder.frames(series, wanted)
+            shape = tuple(images.shape)
+            if images.dim() != 4 or shape[0] != wanted.size or images.dtype != torch.uint8:
                 raise ValueError(f"key {key!r}: episode {self.timeline.episode_index[p]}: "
-                                 f"frames() gave {images.dtype} {images.shape} for "
+                                 f"{self.decoder.name} gave {images.dtype} {shape} for "
                                  f"{wanted.size} frames; expected uint8 [n, H, W, C]")
             if out is None:
-                out = torch.empty((B, W) + images.shape[1:], dtype=torch.uint8,
-                                  pin_memory=self.pin)
-                host = out.numpy()
-            elif images.shape[1:] != host.shape[2:]:
+                out = torch.empty((B, W) + shape[1:], dtype=torch.uint8,
+                                  device=images.device, pin_memory=self.pin)
+            elif shape[1:] != tuple(out.shape[2:]):
                 raise ValueError(f"key {key!r}: episode {self.timeline.episode_index[p]}: "
-                                 f"frames of shape {images.shape[1:]}, {host.shape[2:]} in "
+                                 f"frames of shape {shape[1:]}, {tuple(out.shape[2:])} in "
                                  "another episode of the batch")
-            host[rows] = images[where.reshape(rows.size, W)]
+            pick = torch.from_numpy(where.reshape(rows.size, W)).to(images.device)
+            out[torch.from_numpy(rows).to(images.device)] = images[pick]
+        if out.is_cuda:
+            torch.cuda.current_stream(out.device).synchronize()  # decoded before handed out
         return out
 
 
-class Prefetch:
-    """Runs load(start), load(start + 1), ... in `threads` background threads,
-    up to `depth` batches ahead of the one asked for."""
-
-    def __init__(self, load, start, depth, threads):
-        self.load = load  # i -> dict of tensors of batch i
-        self.depth = max(1, int(depth))
-        self.pool = ThreadPoolExecutor(max_workers=max(1, int(threads)),
-                                       thread_name_prefix="robocache-loader")
-        self.futures = {}
-        self.next = start
-
-    def get(self, i, count):
-        """Batch i (waits for it); keeps `depth` batches below `count` in flight."""
-        while self.next < min(i + 1 + self.depth, count):
-            self.futures[self.next] = self.pool.submit(self.load, self.next)
-            self.next += 1
-        return self.futures.pop(i).result()
-
-    def close(self):
-        for f in self.futures.values():
-            f.cancel()
-        self.pool.shutdown(wait=True)
-        self.futures.clear()
-
-
 def to_device(batch, device):
-    """Host image tensors -> device; images [B, W, H, W, C] become channel-first
-    [B, W, C, H, W] (LeRobot's layout) on the device."""
+    """Image tensors -> device; images [B, W, H, W, C] become channel-first
+    [B, W, C, H, W] (LeRobot's layout) on the device. A tensor already on the
+    CUDA device (NVDEC) is marked as read by the caller's stream, so that its
+    memory is reused only once that stream is done with it."""
     out = {}
     for k, v in batch.items():
+        if v.is_cuda:
+            v.record_stream(torch.cuda.current_stream(v.device))
         v = v.to(device, non_blocking=True)
         out[k] = v.permute(0, 1, 4, 2, 3).contiguous() if v.dim() == 5 else v
     return out

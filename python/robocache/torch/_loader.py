@@ -8,7 +8,9 @@ import os
 import numpy as np
 import torch
 
-from ._frames import ImagePlan, Prefetch, to_device
+from ._decoders import make_decoder
+from ._frames import ImagePlan, to_device
+from ._prefetch import Prefetch, SideStream
 from ._order import EpochOrder
 from ._resident import Resident
 from ._spec import parse_windows
@@ -148,23 +150,37 @@ class WindowLoader:
                 by groups of consecutive episodes (each epoch visits the groups
                 in a drawn order). Default: half the free memory of a CUDA
                 device, no limit on the CPU
-    prefetch, decode_threads
-                image keys: batches decoded ahead, and threads decoding them
+    prefetch    batches prepared ahead while the training step runs: the
+                next batch's windows (CUDA: enqueued on a side stream; CPU: a
+                background thread), image keys `prefetch` batches decoded
+                ahead; 0: every batch computed when asked for, in the
+                caller's thread and stream
+    decode_threads
+                threads decoding image keys
+    decoder     "pyav" (default: each reader's decoder, PyAV for video files)
+                or "torchcodec" (video files through torchcodec's
+                VideoDecoder, one kept open per file; the optional extra
+                robocache[torchcodec]): the same frames (docs/loader.md)
+    decode_device
+                "cpu" (default: decoded on the host, copied to the device) or
+                "cuda" (decoder="torchcodec" only: NVDEC on the loader's GPU)
 
     Each batch: {key: [B, W, D] out_dtype (images: [B, W, C, H, W] uint8),
     f"{key}_is_pad": [B, W] bool, "episode_index", "frame_index" (the
     sample's position in its episode), "sample_index": [B] int64}, on device.
 
-    Raises ValueError (windows, options, episodes, weights, ranks),
-    robocache.datasets.DatasetError (a missing stream, a stream whose
-    columns change between episodes, naming file, episode and stream),
-    ImportError from rd.open for a missing format extra.
+    Raises ValueError (windows, options, episodes, weights, ranks, a
+    decoder that cannot decode a key's stream), robocache.datasets.DatasetError
+    (a missing stream, a stream whose columns change between episodes, naming
+    file, episode and stream; a video the decoder cannot read), ImportError
+    from rd.open for a missing format extra, or naming robocache[torchcodec].
     """
 
     def __init__(self, recording, windows, *, batch_size, device=None, shuffle=True, seed=0,
                  drop_last=False, episodes=None, episode_weights=None, reference=None,
                  rate_hz=None, tolerance_s=1e-4, out_dtype=torch.float32, rank=None,
-                 world_size=None, max_device_bytes=None, prefetch=2, decode_threads=1):
+                 world_size=None, max_device_bytes=None, prefetch=2, decode_threads=1,
+                 decoder="pyav", decode_device="cpu"):
         if isinstance(recording, (str, os.PathLike)):
             import robocache.datasets as rd
             recording = rd.open(recording)
@@ -199,9 +215,13 @@ class WindowLoader:
             weights=_weights(where, self.timeline, episode_weights), shuffle=shuffle, seed=seed,
             rank=self.rank, world_size=self.world_size, batch_size=batch_size,
             drop_last=drop_last)
+        frames = make_decoder(decoder, decode_device, self.device)
         self.images = ImagePlan(self.timeline, self.timeline.max_gap_ns,
-                                pin=self.device.type == "cuda") if self.timeline.images else None
-        self.prefetch, self.decode_threads = prefetch, decode_threads
+                                pin=self.device.type == "cuda", decoder=frames) \
+            if self.timeline.images else None
+        if int(prefetch) < 0:
+            raise ValueError(f"prefetch must be >= 0, got {prefetch}")
+        self.prefetch, self.decode_threads = int(prefetch), decode_threads
         self._resident = None
         self._group = -1
         self._epoch, self._batch = 0, 0
@@ -213,6 +233,8 @@ class WindowLoader:
     def _load_group(self, g):
         if g == self._group:
             return self._resident
+        if self._resident is not None and self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)  # no stream still reads the group freed next
         self._resident = None  # frees the previous group first
         e0, e1 = self.groups[g]
         self._resident = Resident(self.timeline, self.specs, e0, e1, self.device, self.out_dtype)
@@ -309,9 +331,12 @@ class WindowLoader:
 
     def __iter__(self):
         """Batches of the current epoch from where the last iteration stopped
-        (a full pass is one epoch; then the epoch advances). On the CPU the
-        next batch is computed in a background thread while the caller works
-        on this one; image keys are decoded `prefetch` batches ahead."""
+        (a full pass is one epoch; then the epoch advances). With prefetch >
+        0 the next batch is computed while the caller works on this one: on
+        CUDA its windows are enqueued on a side stream from a background
+        thread as soon as this batch is handed out, on the CPU computed in a
+        background thread; image keys are decoded `prefetch` batches ahead.
+        A batch computed ahead is not counted as consumed (state_dict)."""
         epoch, start = self._epoch, self._batch
         order = self.order.indices(epoch)
         count = len(self.order)
@@ -322,16 +347,30 @@ class WindowLoader:
                 return self._resident.gather(self.order.batch(dev, i))
             return self._paged(self.order.batch(order, i))
 
-        ahead = Prefetch(windows, start, 1, 1) if self.device.type == "cpu" else None
-        frames = None
-        if self.images is not None:
-            frames = Prefetch(lambda i: self.images.load(self.order.batch(order, i).numpy()),
-                              start, self.prefetch, self.decode_threads)
+        def images(i):
+            return self.images.load(self.order.batch(order, i).numpy())
+
+        side = ahead = frames = None
+        if self.prefetch > 0:
+            if self.device.type == "cuda":
+                side = SideStream(self.device)
+                side.start()
+                ahead = Prefetch(lambda i: side.run(windows, i), start, 1, 1)
+            else:
+                ahead = Prefetch(windows, start, 1, 1)
+            if self.images is not None:
+                frames = Prefetch(images, start, self.prefetch, self.decode_threads)
         try:
             for i in range(start, count):
-                batch = ahead.get(i, count) if ahead is not None else windows(i)
-                if frames is not None:
-                    batch.update(to_device(frames.get(i, count), self.device))
+                if ahead is None:
+                    batch = windows(i)
+                elif side is None:
+                    batch = ahead.get(i, count)
+                else:
+                    batch = side.hand_out(ahead.get(i, count))
+                if self.images is not None:
+                    host = frames.get(i, count) if frames is not None else images(i)
+                    batch.update(to_device(host, self.device))
                 self._batch = i + 1
                 yield batch
             self._epoch, self._batch = epoch + 1, 0
@@ -339,3 +378,5 @@ class WindowLoader:
             for p in (ahead, frames):
                 if p is not None:
                     p.close()
+            if side is not None:
+                side.close()

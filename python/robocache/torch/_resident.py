@@ -45,18 +45,21 @@ class Resident:
         self.sample_episode = put(timeline.episode_index[timeline.sample_episode[s0:s1]])
         self.sample_frame = put(timeline.sample_frame[s0:s1])
         self.streams = []
+        rows = {}  # rows_key -> (values, times) on the device: a series read by two keys once
         for d in timeline.streams:
-            cut = d.rows(e0, e1)
+            if d.rows_key not in rows:
+                cut = d.rows(e0, e1)
+                rows[d.rows_key] = put(d.values[cut])[None], put(d.times[cut])[None]
+            values, times = rows[d.rows_key]
             spec = d.spec
             max_gap = timeline.max_gap_ns if spec.max_gap_ns is None else \
                 min(spec.max_gap_ns, timeline.max_gap_ns)
             self.streams.append(robocache.Stream(
-                put(d.values[cut])[None], put(d.times[cut])[None], name=d.name,
+                values, times, name=d.name,
                 method=spec.method, extrapolate=spec.extrapolate, fill_value=spec.fill_value,
                 max_gap=max_gap, tolerance=spec.tolerance_ns, time_offset=spec.time_offset_ns,
                 quat_order=spec.quat_order))
-        self.nbytes = sum(s.values.nbytes + s.times.nbytes for s in self.streams) + \
-            3 * 8 * (s1 - s0)
+        self.nbytes = sum(v.nbytes + t.nbytes for v, t in rows.values()) + 3 * 8 * (s1 - s0)
         self._layout(timeline, specs)
 
     def _layout(self, timeline, specs):

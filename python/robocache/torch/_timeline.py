@@ -44,6 +44,12 @@ class StreamData:
     def nbytes(self):
         return self.times.nbytes + self.values.nbytes
 
+    @property
+    def rows_key(self):
+        """Equal for two StreamData with the same times and values (two keys
+        reading one series with the same edge repeats): one device copy."""
+        return self.name, self.spec.tolerance_ns if self.spec.sentinels else None
+
     def rows(self, e0, e1):
         """slice of the rows of episodes [e0, e1) handed to align as one row:
         without its first and last edge repeat, since align widens a row's
@@ -170,9 +176,10 @@ class Timeline:
         return d
 
     def episode_bytes(self):
-        """int64 [E]: bytes of each episode's low-dimensional rows and samples."""
+        """int64 [E]: bytes of each episode's low-dimensional rows (a series
+        read by several keys once) and samples."""
         total = np.diff(self.sample_starts) * 3 * 8
-        for d in self.streams:
+        for d in {d.rows_key: d for d in self.streams}.values():
             row = 8 + d.values.shape[1] * d.values.itemsize
             total = total + np.diff(d.starts) * row
         return total
