@@ -118,6 +118,8 @@ class VideoFeature:
             for img in frames:
                 frame = self.av.VideoFrame.from_ndarray(img, format="rgb24")
                 frame.pts = f.end
+                if f.end == start:  # each episode starts on a key frame, as LeRobot's files
+                    frame.pict_type = self.av.video.frame.PictureType.I
                 f.mux(f.stream.encode(frame))
                 f.end += 1
         return f.chunk, f.file, start / self.fps, f.end / self.fps
