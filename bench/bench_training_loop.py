@@ -79,7 +79,8 @@ def windows(variant, chunk):
 # ---- the policy and the loop ----------------------------------------------------------------
 
 class Frames(nn.Module):
-    """Image tokens: strided convolutions over uint8 frames [B, C, H, W]
+    """Image tokens: strided convolutions over uint8 frames [B, C, H, W] (a one-frame
+    window, as both loaders return it)
     (scaled to 0..1), pooled to a 3 x 4 grid of d_model tokens."""
 
     def __init__(self, d_model):
@@ -130,7 +131,7 @@ class Policy(nn.Module):
     def forward(self, state, frames=None):
         tokens = [self.obs(state)]
         if self.frames is not None:
-            tokens.append(self.frames(frames[:, 0]))
+            tokens.append(self.frames(frames))
         q = self.queries.expand(state.shape[0], -1, -1)
         if self.dec_layers:
             memory = self.encoder(torch.cat(tokens, dim=1) + self.pos)
@@ -584,7 +585,9 @@ def main():
                   "ff", "steps", "warmup", "alone_steps", "workers"):
             if getattr(args, k) is not None:
                 cmd += [f"--{k.replace('_', '-')}", str(getattr(args, k))]
-        done = subprocess.run(cmd, check=True, capture_output=True, text=True)
+        done = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
+        if done.returncode:
+            sys.exit(f"the LeRobot side failed (exit {done.returncode}): {' '.join(cmd)}")
         result["lerobot"] = json.loads(done.stdout.strip().splitlines()[-1])
         lr, rc = result["lerobot"], result["robocache"]
         result["ratios"] = {

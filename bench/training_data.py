@@ -4,7 +4,8 @@ repeated `repeat` times into one LeRobot v3.0 folder (imported by name from benc
 Copy r of episode e becomes episode r * E + e (E: the fixture's episodes present in its
 data files), its rows frame indices r * F + i (F: their rows); every copy keeps the
 episode's video file and from/to timestamps, so a video fixture's MP4 files are shared
-by the copies (the folder's videos/ is a link to the fixture's).
+by the copies (the folder's videos/ is a link to the fixture's); a fixture without videos/
+loses its video features.
 """
 
 import glob
@@ -67,9 +68,12 @@ def build(source, dst, repeat):
                    os.path.join(dst, "meta", "episodes", "chunk-000", "file-000.parquet"))
     for name in ("tasks.parquet", "stats.json"):
         shutil.copy(os.path.join(source, "meta", name), os.path.join(dst, "meta", name))
+    info = json.load(open(os.path.join(source, "meta", "info.json")))
     if os.path.isdir(os.path.join(source, "videos")):
         os.symlink(os.path.join(source, "videos"), os.path.join(dst, "videos"))
-    info = json.load(open(os.path.join(source, "meta", "info.json")))
+    else:  # a fixture without its videos: LeRobot would look for them (on the Hub)
+        info["features"] = {k: f for k, f in info["features"].items()
+                            if f.get("dtype") != "video"}
     info.update(total_episodes=E * repeat, total_frames=F * repeat,
                 splits={"train": f"0:{E * repeat}"})
     with open(stamp + ".tmp", "w") as f:

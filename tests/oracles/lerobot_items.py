@@ -8,8 +8,8 @@ imports nothing of robocache.
 JOBS.json: a list of {"root": dataset folder, "out": .npz path, "delta":
 delta_timestamps, "episodes": [..] or null, "indices": [..] or null (all),
 "videos": bool}. Each .npz holds, for the items asked, stacked in item order:
-  "<key>" float32 [N, W, ...] (video keys: uint8 [N, W, C, H, W], LeRobot's float
-  frames * 255 rounded), "<key>_is_pad" bool [N, W], "episode_index",
+  "<key>" float32 [N, W, ...] (video keys: uint8 [N, W, C, H, W], [N, C, H, W] for a
+  one-frame window as LeRobot returns it; LeRobot's float frames * 255 rounded), "<key>_is_pad" bool [N, W], "episode_index",
   "frame_index", "index" int64 [N].
 Without "videos" the video features are dropped from a copy of meta/info.json
 (the Parquet data do not hold them), so LeRobotDataset neither decodes nor

@@ -31,9 +31,15 @@ CASES = {
     "lingzu": ("lingzu_open50_v30_subset", [3, 4],
                {"state": [-1 / 30, 0.0], "actions": CHUNK}),
 }
-# windows of frames around both episodes' first and last frames
-VIDEO = ("lingzu_open50_v30_subset", [3, 4], {"image": [-1 / 30, 0.0, 1 / 30], "state": [0.0]},
-         [0, 1, 427, 428, 429, 430, 822, 823])
+# windows of frames around both episodes' first and last frames; a one-frame window
+# (LeRobot returns its frame without the window axis: [C, H, W])
+VIDEOS = {
+    "video": ("lingzu_open50_v30_subset", [3, 4],
+              {"image": [-1 / 30, 0.0, 1 / 30], "state": [0.0]},
+              [0, 1, 427, 428, 429, 430, 822, 823]),
+    "video1": ("lingzu_open50_v30_subset", [3, 4], {"image": [0.0], "state": [0.0]},
+               [0, 428, 429, 823]),
+}
 
 
 @pytest.fixture(scope="module")
@@ -44,9 +50,9 @@ def lerobot_items(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("lerobot")
     jobs = [{"root": str(DATA / folder), "out": str(tmp / f"{name}.npz"), "delta": delta,
              "episodes": episodes} for name, (folder, episodes, delta) in CASES.items()]
-    folder, episodes, delta, indices = VIDEO
-    jobs.append({"root": str(DATA / folder), "out": str(tmp / "video.npz"), "delta": delta,
-                 "episodes": episodes, "indices": indices, "videos": True})
+    for name, (folder, episodes, delta, indices) in VIDEOS.items():
+        jobs.append({"root": str(DATA / folder), "out": str(tmp / f"{name}.npz"),
+                     "delta": delta, "episodes": episodes, "indices": indices, "videos": True})
     (tmp / "jobs.json").write_text(json.dumps(jobs))
     subprocess.run([ORACLE, "-W", "ignore", str(ROOT / "tests" / "oracles" / "lerobot_items.py"),
                     str(tmp / "jobs.json")], check=True, timeout=900)
@@ -75,17 +81,18 @@ def test_every_item_equals_lerobot_dataset(lerobot_items, case):
     assert want["action_is_pad" if case == "so101" else "actions_is_pad"].any()
 
 
-def test_video_frames_equal_lerobot_dataset(lerobot_items):
+@pytest.mark.parametrize("case", sorted(VIDEOS))
+def test_video_frames_equal_lerobot_dataset(lerobot_items, case):
     import robocache.datasets as rd
     import robocache.torch as rt
 
-    folder, episodes, delta, indices = VIDEO
-    want = lerobot_items["video"]
+    folder, episodes, delta, indices = VIDEOS[case]
+    want = lerobot_items[case]
     loader = rt.WindowLoader(rd.open(DATA / folder), delta, batch_size=8, shuffle=False,
                              device="cpu", episodes=episodes)
     got = loader.frames(torch.tensor(indices))
     np.testing.assert_array_equal(got["image_is_pad"].numpy(), want["image_is_pad"])
-    assert got["image"].shape == want["image"].shape  # [N, 3, C, H, W]
+    assert got["image"].shape == want["image"].shape  # [N, 3, C, H, W] / [N, C, H, W]
     # both decode with PyAV's rgb24 conversion; LeRobot's float frames * 255 round back
     np.testing.assert_array_equal(got["image"].numpy(), want["image"])
     low = loader.gather(torch.tensor(indices))

@@ -85,9 +85,9 @@ def test_torchcodec_frames_equal_a_sequential_pyav_decode():
         rows = np.concatenate(([0, 1, n - 2, n - 1], rng.choice(n, 24, replace=False)))
         got = loader.frames(torch.from_numpy(starts[k] + rows))
         assert not got["image_is_pad"].any()
-        assert got["image"].shape == (rows.size, 1, 3, 480, 640)
+        assert got["image"].shape == (rows.size, 3, 480, 640)  # one frame: no window axis
         want = _pyav_frames(episode, rows)
-        np.testing.assert_array_equal(got["image"][:, 0].permute(0, 2, 3, 1).numpy(), want,
+        np.testing.assert_array_equal(got["image"].permute(0, 2, 3, 1).numpy(), want,
                                       err_msg=f"episode {episode}")
 
 

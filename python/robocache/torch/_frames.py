@@ -92,7 +92,8 @@ class ImagePlan:
 
 def to_device(batch, device):
     """Image tensors -> device; images [B, W, H, W, C] become channel-first
-    [B, W, C, H, W] (LeRobot's layout) on the device. A tensor already on the
+    [B, W, C, H, W] (LeRobot's layout) on the device, [B, C, H, W] for a
+    one-frame window (LeRobot drops that window axis of video frames). A tensor already on the
     CUDA device (NVDEC) is marked as read by the caller's stream, so that its
     memory is reused only once that stream is done with it."""
     out = {}
@@ -100,5 +101,8 @@ def to_device(batch, device):
         if v.is_cuda:
             v.record_stream(torch.cuda.current_stream(v.device))
         v = v.to(device, non_blocking=True)
-        out[k] = v.permute(0, 1, 4, 2, 3).contiguous() if v.dim() == 5 else v
+        if v.dim() == 5:
+            v = v.permute(0, 1, 4, 2, 3)
+            v = (v[:, 0] if v.shape[1] == 1 else v).contiguous()
+        out[k] = v
     return out
