@@ -220,10 +220,12 @@ def read(index, topics, where=None):
     the module docstring. Errors begin with `where` (default: the path)."""
     where = where or index.path
     from .. import _C
-    ids = {t: np.array([c for c, name in index.channels.items() if name == t], dtype=np.int64)
-           for t in topics}
-    wanted = np.concatenate([np.zeros(0, dtype=np.int64), *ids.values()])
-    out = {t: _Topic() for t in topics}
+    names = sorted(topics)
+    code = np.zeros(1 << 16, dtype=np.int32)  # channel id -> 1 + index in names, 0: not read
+    for cid, name in index.channels.items():
+        if name in topics:
+            code[cid] = 1 + names.index(name)
+    out = {t: _Topic() for t in names}
     with open(index.path, "rb") as f:
         for chunk in index.chunks:
             records = _chunk_records(f, index.path, chunk, where)
@@ -232,13 +234,14 @@ def read(index, topics, where=None):
             except ValueError as e:
                 raise DatasetError(f"{where}: chunk at byte {chunk.offset}: {e} of its "
                                    "decompressed records") from e
-            table = table[np.isin(table[:, 0], wanted)]
+            which = code[table[:, 0]]
+            table, which = table[which > 0], which[which > 0]
             times = table[:, 1]
             if times.size and (times.min() < chunk.start or times.max() > chunk.end):
                 raise DatasetError(f"{where}: chunk at byte {chunk.offset}: a message's log "
                                    f"time is outside the chunk's [{chunk.start}, {chunk.end}]")
-            for topic, channels in ids.items():
-                rows = table[np.isin(table[:, 0], channels)] if len(ids) > 1 else table
+            for k, topic in enumerate(names, 1):
+                rows = table[which == k] if len(names) > 1 else table
                 if len(rows):
                     out[topic].add(records, rows[:, 1], rows[:, 2], rows[:, 3])
     return {t: topic.finish() for t, topic in out.items()}
