@@ -14,7 +14,9 @@ here with the decompressors rosbags depends on (backports.zstd, lz4). The
 decompressed records are scanned in C (robocache._C.mcap_scan: opcode,
 length, and for Message records channel_id, sequence, log_time, publish_time,
 data) and the messages of a topic gathered into one [n, L] byte block when
-they share a length L (robocache._C.gather_rows).
+they share a length L (robocache._C.gather_rows), allocated once for the
+count the summary's Statistics record (0x0B) gives, when it does (a hint:
+more or fewer messages still read right).
 
 index(path) -> Index, or None for a file without summary, channels or chunk
 indexes (robocache.datasets.rosbag then reads with rosbags, which scans it).
@@ -38,7 +40,7 @@ import numpy as np
 from ._series import DatasetError
 
 MAGIC = b"\x89MCAP0\r\n"
-OP_FOOTER, OP_CHANNEL, OP_CHUNK, OP_CHUNK_INDEX = 0x02, 0x04, 0x06, 0x08
+OP_FOOTER, OP_CHANNEL, OP_CHUNK, OP_CHUNK_INDEX, OP_STATISTICS = 0x02, 0x04, 0x06, 0x08, 0x0B
 FOOTER_BYTES = 1 + 8 + 20 + len(MAGIC)  # opcode, length, summary_start, offset_start, crc
 RECORD = struct.Struct("<BQ")
 CHUNK_HEAD = struct.Struct("<QQQI")  # start, end, uncompressed_size, uncompressed_crc
@@ -59,6 +61,7 @@ class Index(NamedTuple):
     path: str
     channels: dict  # channel id -> topic
     chunks: list    # [Chunk] by offset
+    counts: dict    # channel id -> messages, from the Statistics record (a size hint only)
 
 
 class _Fields:
@@ -114,7 +117,7 @@ def index(path):
         f.seek(summary_start)
         summary = f.read(size - FOOTER_BYTES - summary_start)
     where = f"{path}: summary section at byte {summary_start}"
-    channels, chunks = {}, []
+    channels, chunks, counts = {}, [], {}
     for op, content, at in _records(summary, where):
         fields = _Fields(content, f"{where}: record at byte {at}")
         if op == OP_CHANNEL:
@@ -127,9 +130,13 @@ def index(path):
             compression = bytes(fields.bytes()).decode("ascii", "replace")
             compressed, uncompressed = fields.take("QQ")
             chunks.append(Chunk(start, end, offset, length, compression, compressed, uncompressed))
+        elif op == OP_STATISTICS:
+            fields.take("QHIIIIQQ")  # counts of messages, schemas, ..., time span
+            entries = fields.bytes()  # channel_message_counts: uint16 id, uint64 count
+            counts = dict(struct.iter_unpack("<HQ", entries)) if len(entries) % 10 == 0 else {}
     if not channels or not chunks:
         return None
-    return Index(str(path), channels, sorted(chunks, key=lambda c: c.offset))
+    return Index(str(path), channels, sorted(chunks, key=lambda c: c.offset), counts)
 
 
 def _decompress(compression, data, size):
@@ -183,10 +190,30 @@ def _chunk_records(f, path, chunk, where):
 
 class _Topic:
     """One topic's messages over the chunks: [n, L] blocks while all have
-    one length, else a list of bytes."""
+    one length (the first one sized for `capacity` messages, filled chunk
+    after chunk while they fit), else a list of bytes."""
 
-    def __init__(self):
+    def __init__(self, capacity):
         self.times, self.blocks, self.size, self.raws = [], [], None, None
+        self.capacity, self.filled = capacity, 0
+
+    def _block(self, k):
+        """The C-contiguous uint8 [k, size] rows for the next k messages."""
+        if not self.blocks and self.capacity:
+            self.blocks.append(np.empty((self.capacity, self.size), dtype=np.uint8))
+        if self.filled + k <= self.capacity:
+            self.filled += k
+            return self.blocks[0][self.filled - k:self.filled]
+        if self.capacity:  # more messages than counted: blocks of their own from here
+            self.blocks[0] = self.blocks[0][:self.filled]
+            self.capacity = 0
+        self.blocks.append(np.empty((k, self.size), dtype=np.uint8))
+        return self.blocks[-1]
+
+    def _pieces(self):
+        if self.capacity and self.blocks:
+            return [self.blocks[0][:self.filled], *self.blocks[1:]]
+        return self.blocks
 
     def add(self, records, times, offsets, lengths):
         from .. import _C
@@ -195,11 +222,10 @@ class _Topic:
             size = int(lengths[0]) if self.size is None else self.size
             if (lengths == size).all():
                 self.size = size
-                block = np.empty((len(offsets), size), dtype=np.uint8)
-                _C.gather_rows(records, np.ascontiguousarray(offsets), size, block)
-                self.blocks.append(block)
+                rows = self._block(len(offsets))
+                _C.gather_rows(records, np.ascontiguousarray(offsets), size, rows)
                 return
-            self.raws = [row.tobytes() for block in self.blocks for row in block]
+            self.raws = [row.tobytes() for block in self._pieces() for row in block]
         view = memoryview(records)
         self.raws += [bytes(view[o:o + n]) for o, n in zip(offsets.tolist(), lengths.tolist())]
 
@@ -207,7 +233,9 @@ class _Topic:
         if not self.times:
             return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.uint8)
         times = np.concatenate(self.times)
-        rows = self.raws if self.raws is not None else np.concatenate(self.blocks)
+        pieces = self._pieces() if self.raws is None else None
+        rows = self.raws if pieces is None else pieces[0] if len(pieces) == 1 else \
+            np.concatenate(pieces)
         if times.size and (times[1:] < times[:-1]).any():
             order = np.argsort(times, kind="stable")
             times = times[order]
@@ -225,7 +253,8 @@ def read(index, topics, where=None):
     for cid, name in index.channels.items():
         if name in topics:
             code[cid] = 1 + names.index(name)
-    out = {t: _Topic() for t in names}
+    out = {t: _Topic(sum(n for c, n in index.counts.items() if index.channels.get(c) == t))
+           for t in names}
     with open(index.path, "rb") as f:
         for chunk in index.chunks:
             records = _chunk_records(f, index.path, chunk, where)

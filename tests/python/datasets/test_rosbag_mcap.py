@@ -158,6 +158,22 @@ def test_written_mcap_same_as_rosbags(tmp_path, rng, monkeypatch, compression):
     assert_same_streams(path, monkeypatch)
 
 
+@pytest.mark.parametrize("scale", [0, 0.5, 1, 2])
+def test_statistics_counts_are_only_a_size_hint(tmp_path, rng, monkeypatch, scale):
+    """The Statistics record's message counts size the topic's block; counts
+    that are missing, too small or too large give the same messages."""
+    path = write_mcap(tmp_path / "w.mcap", messages(rng), CompressionType.ZSTD)
+    real = ros_mcap.index
+    counts = real(path).counts
+    assert sum(counts.values()) == 600
+
+    def index(p):
+        i = real(p)
+        return i._replace(counts={c: int(n * scale) for c, n in i.counts.items()})
+    monkeypatch.setattr(ros_mcap, "index", index)
+    assert_same_messages(path)
+
+
 @pytest.mark.parametrize("mode", [CompressionMode.STORAGE, CompressionMode.MESSAGE],
                          ids=lambda m: m.name)
 def test_rosbags_writer_compression(tmp_path, rng, monkeypatch, mode):
