@@ -257,5 +257,6 @@ extern PyMethodDef rcpy_voxelize_methods[];
 extern PyMethodDef rcpy_shape_methods[];
 extern PyMethodDef rcpy_pointcloud_methods[];
 extern PyMethodDef rcpy_table_methods[];
+extern PyMethodDef rcpy_mcap_methods[];
 
 #endif

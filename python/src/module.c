@@ -26,7 +26,7 @@ static PyMethodDef k_core_methods[] = {
 
 static PyMethodDef *const k_tables[] = {
     k_core_methods,     rcpy_align_methods,      rcpy_grid_methods, rcpy_voxelize_methods,
-    rcpy_shape_methods, rcpy_pointcloud_methods, rcpy_table_methods};
+    rcpy_shape_methods, rcpy_pointcloud_methods, rcpy_table_methods, rcpy_mcap_methods};
 
 static int module_exec(PyObject *m) {
   rcpy_state *st = rcpy_state_of(m);

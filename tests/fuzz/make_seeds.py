@@ -5,7 +5,8 @@ robocache binary (outputs of `align` and `voxelize` on such excerpts).
     python3 tests/fuzz/make_seeds.py [--robocache build/robocache]
 
 Inputs of fuzz_text start with two option bytes (fuzz_text.c), those of
-fuzz_bin with one (fuzz_bin.c); the other targets take the file as is.
+fuzz_bin with one (fuzz_bin.c); the other targets take the file as is
+(fuzz_mcap_records: a chunk's decompressed records).
 Rerun after changing a target's input layout; the corpus stays small
 (a few hundred bytes to a few KB per seed)."""
 import argparse
@@ -20,6 +21,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 SENSORS = ROOT / "data" / "sensors"
+ROS2 = ROOT / "data" / "robot" / "ros2"
 CLOUDS = ROOT / "data" / "pointclouds"
 
 # fuzz_text option byte 0: format (0 auto, 1 euroc, 2 tum, 3 timestamps, 4 csv)
@@ -162,16 +164,45 @@ def hdf5_seeds(robocache):
             write("hdf5", seed, out.read_bytes())
 
 
+def mcap_chunk_records(path, messages):
+    """The records of the first chunk of an MCAP file, decompressed, up to and
+    with its message record number `messages` (the input of fuzz_mcap_records)."""
+    import zstandard
+    from mcap.reader import make_reader
+    with open(path, "rb") as f:
+        chunk = make_reader(f).get_summary().chunk_indexes[0]
+        f.seek(chunk.chunk_start_offset)
+        body = f.read(chunk.chunk_length)
+    at = 1 + 8 + 8 + 8 + 8 + 4 + 4 + len(chunk.compression) + 8
+    raw = body[at:at + chunk.compressed_size]
+    if chunk.compression == "zstd":
+        raw = zstandard.ZstdDecompressor().decompress(raw, max_output_size=chunk.uncompressed_size)
+    end = 0
+    while messages:
+        messages -= raw[end] == 0x05
+        end += 9 + struct.unpack_from("<Q", raw, end + 1)[0]
+    return raw[:end]
+
+
+def mcap_seeds():
+    write("mcap_records", "robot_localization_test1",
+          mcap_chunk_records(ROS2 / "robot_localization_test1_mcap" /
+                             "robot_localization_test1_mcap.mcap", 8))
+    write("mcap_records", "evo_nav2_turtlebot",
+          mcap_chunk_records(ROS2 / "evo_nav2_turtlebot.mcap", 8))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--robocache", default=str(ROOT / "build" / "robocache"))
     args = parser.parse_args()
-    for name in ("text", "bin", "pcd", "ply", "hdf5"):  # the corpora of the reader targets
+    for name in ("text", "bin", "pcd", "ply", "hdf5", "mcap_records"):  # the corpora of the reader targets
         shutil.rmtree(HERE / "corpus" / name, ignore_errors=True)
     text_seeds()
     bin_seeds()
     pcd_seeds()
     ply_seeds()
+    mcap_seeds()
     hdf5_seeds(args.robocache)
 
 

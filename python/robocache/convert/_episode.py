@@ -60,18 +60,19 @@ def segments(feats, split_gap_ns=None, split_by=None):
     one span of everything; with split_gap_ns, cut where no selected series has
     a sample for longer than that; with split_by (a Series), cut before each
     sample whose value differs from the previous one."""
-    times = np.unique(np.concatenate([s.times for f in feats for s in f.series]))
+    times = np.concatenate([s.times for f in feats for s in f.series])
     if times.size == 0:
         return []
     cuts = []
     if split_gap_ns is not None:
+        times = np.unique(times)  # sorted: gaps between consecutive samples of any series
         gaps = np.flatnonzero(np.diff(times) > split_gap_ns)
         cuts.extend(int(times[i + 1]) for i in gaps)
     if split_by is not None:
         v = split_by.values
         change = np.flatnonzero(np.any(v[1:] != v[:-1], axis=1)) + 1
         cuts.extend(int(split_by.times[i]) for i in change)
-    edges = [int(times[0])] + sorted(set(cuts)) + [int(times[-1]) + 1]
+    edges = [int(times.min())] + sorted(set(cuts)) + [int(times.max()) + 1]
     return [(a, b) for a, b in zip(edges[:-1], edges[1:]) if b > a]
 
 

@@ -36,6 +36,13 @@ DATA_PATH = "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
 FRAMES_PER_DECODE = 64
 IMAGE_STATS_FRAMES = 100
 _INDEX_FEATURES = ("timestamp", "frame_index", "episode_index", "index", "task_index")
+# Parquet encodings of the data files: dictionaries only for the columns that
+# repeat one value per episode (pyarrow's default tries one on every column,
+# which float columns overflow, and took most of the write), frame counters
+# delta-coded.
+_DATA_PARQUET = dict(use_dictionary=["episode_index", "task_index"],
+                     column_encoding={"frame_index": "DELTA_BINARY_PACKED",
+                                      "index": "DELTA_BINARY_PACKED"})
 
 
 def _pa():
@@ -165,7 +172,8 @@ class LeRobotWriter:
             path = os.path.join(self.root, DATA_PATH.format(chunk_index=chunk, file_index=file))
             os.makedirs(os.path.dirname(path), exist_ok=True)
             sink = self.pa.OSFile(path, "wb")
-            self._data = (self.pq.ParquetWriter(sink, table.schema), chunk, file, sink)
+            self._data = (self.pq.ParquetWriter(sink, table.schema, **_DATA_PARQUET), chunk,
+                          file, sink)
         writer, chunk, file, _ = self._data
         writer.write_table(table)
         return chunk, file

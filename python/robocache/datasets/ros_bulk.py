@@ -135,11 +135,14 @@ class _Messages:
 
     def __init__(self, walk, raws):
         self.n, self.size = len(raws), len(walk.data)
-        self.buf = b"".join(raws)
+        self.buf = raws if isinstance(raws, np.ndarray) else b"".join(raws)
         self.walk = walk
 
     def same_layout(self, raws):
-        if len(self.buf) != self.n * self.size or any(len(r) != self.size for r in raws):
+        if isinstance(raws, np.ndarray):
+            if raws.shape != (self.n, self.size):
+                return False
+        elif len(self.buf) != self.n * self.size or any(len(r) != self.size for r in raws):
             return False
         if not self.walk.fixed:
             return True
@@ -227,12 +230,13 @@ def supports(layout):
 
 
 def decode(layout, msgtype, fielddefs, raws, log_times, *, ros2, use_header, first):
-    """The streams of the messages `raws` (bytes-like, in log-time order;
+    """The streams of the messages `raws` (a list of bytes-like, or a C-contiguous
+    uint8 [n, L] array of messages of one length L; in log-time order;
     `log_times` the int64 ns of each), or None off the fast path. `first()`
     deserializes the first message (names of JointState and TFMessage)."""
-    if not raws or not supports(layout):
+    if not len(raws) or not supports(layout):
         return None
-    walk = _Walk(fielddefs, raws[0], ros2)
+    walk = _Walk(fielddefs, bytes(raws[0]), ros2)
     try:
         walk.message(msgtype)
         walk.end()

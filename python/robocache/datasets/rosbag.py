@@ -113,8 +113,9 @@ class _Bag:
             self.source, self.storage = pathlib.Path(path), "rosbag1"
         self.type_errors = {}
         self.stashable = set()  # topics not decoded yet whose raw messages a pass keeps
-        self.stash = {}         # topic -> ([(log time, raw)], bytes) kept by a pass
+        self.stash = {}         # topic -> (log times, rows, bytes) kept by a pass
         self._read_index()
+        self.mcap = self._mcap_file()
 
     def _read_index(self):
         from rosbags.highlevel import AnyReader, AnyReaderError
@@ -141,6 +142,9 @@ class _Bag:
 
     def _index_of(self, reader, typestore):
         self.typestore = typestore
+        # rosbag2 compression "message" or "file" (metadata.yaml): the storage holds it
+        self.compressed = any(getattr(r, "compression_mode", None)
+                              for r in getattr(reader, "readers", ()))
         self.topics = {}
         self.types = {}  # topic -> [msgtype]
         for c in reader.connections:
@@ -153,6 +157,27 @@ class _Bag:
         self.messages_total = reader.message_count
         self.start_ns = reader.start_time if self.messages_total else None
         self.end_ns = reader.end_time - 1 if self.messages_total else None  # rosbags: last + 1
+
+    def _mcap_file(self):
+        """The path of the bag's one MCAP storage file when its messages can
+        be read by robocache.datasets.ros_mcap (not compressed per message or
+        per file by rosbag2), else None."""
+        if self.storage != "mcap":
+            return None
+        if not os.path.isdir(self.source):
+            return self.source
+        if self.compressed:
+            return None
+        files = [f for f in os.listdir(self.source) if _storage_of(f)]
+        return self.source / files[0] if len(files) == 1 and files[0].endswith(".mcap") else None
+
+    @functools.cached_property
+    def mcap_index(self):
+        """ros_mcap.Index of the bag's MCAP file, or None (read with rosbags)."""
+        if self.mcap is None:
+            return None
+        from . import ros_mcap
+        return ros_mcap.index(self.mcap)
 
     def messages(self, topics, start=None, stop=None):
         """(connection, log time ns, raw bytes) of the messages of `topics`
@@ -173,10 +198,11 @@ class _Bag:
         the topics `others` (a set of names) not stashed yet, all kept coming
         to at most STASH_BYTES (else none of this pass's is kept)."""
         if topic in self.stash:
-            yield from self.stash.pop(topic)[0]
+            times, rows, _ = self.stash.pop(topic)
+            yield from zip(times.tolist(), map(bytes, rows))
             return
         keep = {t: [] for t in others - self.stash.keys() - {topic}}
-        room = STASH_BYTES - sum(size for _, size in self.stash.values())
+        room = self._room()
         sizes = dict.fromkeys(keep, 0)
         with contextlib.closing(self.messages({topic, *keep})) as messages:
             for c, log_time, raw in messages:
@@ -189,7 +215,35 @@ class _Bag:
                     else:
                         keep[c.topic].append((log_time, raw))
                         sizes[c.topic] += len(raw)
-        self.stash.update({t: (rows, sizes[t]) for t, rows in keep.items()})
+        self.stash.update({t: (np.array([r[0] for r in rows], dtype=np.int64),
+                               [r[1] for r in rows], sizes[t]) for t, rows in keep.items()})
+
+    def _room(self):
+        return STASH_BYTES - sum(size for *_, size in self.stash.values())
+
+    def read_rows(self, topic, others, where):
+        """(log times int64 [n] ns, rows) of `topic`'s messages, as read() but
+        all at once: rows a uint8 [n, L] array where the MCAP fast path read
+        messages of one length L, else a list of bytes. `where(index)` names
+        a message for rosbags' errors."""
+        if topic in self.stash:
+            return self.stash.pop(topic)[:2]
+        if self.mcap_index is None:
+            logs, raws = [], []
+            with _reading(lambda: where(len(raws))), \
+                    contextlib.closing(self.read(topic, others)) as messages:
+                for log_time, raw in messages:
+                    logs.append(log_time)
+                    raws.append(raw)
+                return np.array(logs, dtype=np.int64), raws
+        from . import ros_mcap
+        keep = others - self.stash.keys() - {topic}
+        got = ros_mcap.read(self.mcap_index, {topic, *keep}, where=where())
+        sizes = {t: sum(map(len, rows)) if isinstance(rows, list) else rows.nbytes
+                 for t, (_, rows) in got.items() if t != topic}
+        if sum(sizes.values()) <= self._room():
+            self.stash.update({t: (*got[t], size) for t, size in sizes.items()})
+        return got[topic]
 
     def deserialize(self, raw, msgtype):
         if self.is2:
@@ -222,22 +276,19 @@ class _Topic:
         self.bag.stashable.discard(self.name)  # decoded once: no pass keeps it again
         others = self.bag.stashable if others is None else others
         from . import ros_bulk
-        messages = self.bag.read(self.name, others)
         if ros_bulk.supports(self.layout):
-            logs, raws = [], []
-            with _reading(lambda: self.where(len(raws))), contextlib.closing(messages):
-                for log_time, raw in messages:
-                    logs.append(log_time)
-                    raws.append(raw)
+            logs, raws = self.bag.read_rows(self.name, others, self.where)
             self._check_count(len(raws))
             with _reading(lambda: self.where(0)):
                 streams = ros_bulk.decode(
                     self.layout, self.msgtype, self.bag.typestore.fielddefs, raws, logs,
                     ros2=self.bag.is2, use_header=self.use_header,
-                    first=lambda: self.bag.deserialize(raws[0], self.msgtype))
+                    first=lambda: self.bag.deserialize(bytes(raws[0]), self.msgtype))
             if streams is not None:
                 return streams
-            messages = (row for row in zip(logs, raws))  # closable, as bag.read
+            messages = (row for row in zip(logs.tolist(), map(bytes, raws)))  # closable
+        else:
+            messages = self.bag.read(self.name, others)
         collector = self.layout.collector(self.use_header)
         n = 0
         with _reading(lambda: self.where(n)), contextlib.closing(messages):

@@ -71,22 +71,25 @@ def with_chunk_crc(src, dst, flip):
 
 def test_mcap_chunk_with_bad_crc(tmp_path):
     """The index is intact, so open works until a topic in the chunk is read:
-    the error names file, topic and the index of the first message not read
-    (the /tf topics are decoded at open)."""
+    the error names file, topic and chunk (the /tf topics are decoded at open)."""
     good = with_chunk_crc(NAV2_MCAP, tmp_path / "good.mcap", flip=False)
     load_all(good)
     bad = with_chunk_crc(NAV2_MCAP, tmp_path / "nav2.mcap", flip=True)
-    with pytest.raises(rd.DatasetError, match=r"nav2\.mcap: topic '/tf', message 0: .*checksum"):
+    with pytest.raises(rd.DatasetError,
+                       match=r"nav2\.mcap: topic '/tf': chunk at byte 58: .*checksum"):
         rd.open(bad)
     ep = rd.open(bad, topics=["/odom"]).episodes[0]
-    with pytest.raises(rd.DatasetError, match=r"nav2\.mcap: topic '/odom', message 0: .*checksum"):
+    with pytest.raises(rd.DatasetError,
+                       match=r"nav2\.mcap: topic '/odom': chunk at byte 58: .*checksum"):
         ep.streams["/odom/pose/position"].values
 
 
 def test_mcap_chunk_with_corrupt_data_and_no_crc(tmp_path):
     """rosbags' MCAP writer stores no chunk CRC; zeroed bytes inside chunk 2 of
-    test1 decompress to damaged records that rosbags skips: the topic then has
-    fewer messages than the index lists, which is an error, not a short stream."""
+    test1 decompress to damaged records: an error naming the chunk and the
+    record (rosbags skips the records whose log time is out of the chunk's
+    range, so read through it the topic has fewer messages than the index
+    lists, also an error), not a short stream."""
     data = bytearray(TEST1_MCAP.read_bytes())
     c = chunks(TEST1_MCAP)[2]
     middle = c.chunk_start_offset + c.chunk_length // 2
@@ -96,8 +99,8 @@ def test_mcap_chunk_with_corrupt_data_and_no_crc(tmp_path):
     shutil.copy(TEST1_DIR / "metadata.yaml", bag)
     (bag / TEST1_MCAP.name).write_bytes(bytes(data))
     ep = rd.open(bag).episodes[0]
-    with pytest.raises(rd.DatasetError, match=r"topic '/imu/data': read \d+ messages where the "
-                       r"bag's index lists 11865"):
+    with pytest.raises(rd.DatasetError, match=rf"topic '/imu/data': chunk at byte "
+                       rf"{c.chunk_start_offset}: record \d+ at byte \d+: message log_time "):
         ep.streams["/imu/data/orientation"].values
 
 

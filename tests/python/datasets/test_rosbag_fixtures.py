@@ -232,20 +232,21 @@ def test_bad_options():
 
 
 class _Counting:
-    """Messages read for decoding (from the file or the stash), per message
-    type: whichever path then decodes them, in bulk or one by one."""
+    """Messages of numeric topics read for decoding (from the file or the
+    stash), per message type: whichever path then decodes them, in bulk or
+    one by one."""
 
     def __init__(self, monkeypatch):
         from robocache.datasets import rosbag
         self.calls = {}
-        real = rosbag._Bag.read
+        real = rosbag._Bag.read_rows
 
-        def counted(bag, topic, others):
+        def counted(bag, topic, others, where):
             msgtype = bag.topics[topic]["type"]
-            for row in real(bag, topic, others):
-                self.calls[msgtype] = self.calls.get(msgtype, 0) + 1
-                yield row
-        monkeypatch.setattr(rosbag._Bag, "read", counted)
+            times, rows = real(bag, topic, others, where)
+            self.calls[msgtype] = self.calls.get(msgtype, 0) + len(rows)
+            return times, rows
+        monkeypatch.setattr(rosbag._Bag, "read_rows", counted)
 
 
 @pytest.mark.parametrize("path", [ROBOT / "ros1" / "robot_localization_test1.bag",
@@ -310,15 +311,21 @@ def test_db3_without_stored_definitions_uses_ros2_humble_types(tmp_path):
 
 
 def count_passes(monkeypatch):
-    """Counts the passes over a bag's file (readers opened on its messages)."""
-    from robocache.datasets import rosbag
+    """Counts the passes over a bag's file (rosbags readers opened on its
+    messages, MCAP chunk reads)."""
+    from robocache.datasets import ros_mcap, rosbag
     passes = []
-    real = rosbag._Bag.messages
+    real, real_mcap = rosbag._Bag.messages, ros_mcap.read
 
     def counted(bag, topics, *args):
         passes.append(sorted(topics))
         return real(bag, topics, *args)
+
+    def counted_mcap(index, topics, **kwargs):
+        passes.append(sorted(topics))
+        return real_mcap(index, topics, **kwargs)
     monkeypatch.setattr(rosbag._Bag, "messages", counted)
+    monkeypatch.setattr(ros_mcap, "read", counted_mcap)
     return passes
 
 
