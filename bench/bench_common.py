@@ -4,6 +4,7 @@ import json
 import os
 import platform
 import re
+import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -45,6 +46,23 @@ def find_binary(explicit, name="bench_resample_cpu"):
         if c and os.access(c, os.X_OK):
             return c
     sys.exit(f"{name} not found: run `make build` (or pass --bin)")
+
+
+def commit():
+    """The commit the results belong to: $ROBOCACHE_COMMIT when set (a copy of
+    the tree run elsewhere, whose .git may lag), else `git rev-parse HEAD`
+    with "+dirty" for uncommitted changes to tracked files; None outside git."""
+    if os.environ.get("ROBOCACHE_COMMIT"):
+        return os.environ["ROBOCACHE_COMMIT"]
+    try:
+        head = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain",
+                                "--untracked-files=no"], capture_output=True,
+                               text=True).stdout.strip()
+        return head + ("+dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return None
 
 
 def write_json(path, result):

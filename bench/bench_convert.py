@@ -33,14 +33,13 @@ import json
 import os
 import pathlib
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 
 import numpy as np
 
-from bench_common import cpu_model, slug
+from bench_common import commit, cpu_model, slug
 from bench_read_rosbag import bag_bytes, stats, write_larger
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -94,13 +93,6 @@ def versions():
                 pandas=version("pandas"), pyarrow=version("pyarrow"), numpy=np.__version__,
                 python=sys.version.split()[0])
 
-
-def commit():
-    try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
-                              text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
 
 
 def main():

@@ -22,7 +22,7 @@ median time), the scaling efficiency of Ray and of the pool (throughput at W
 / (W x throughput at the fewest workers)) and Ray's overhead over the pool at
 equal W (ray median / pool median - 1). The first serial run's dataset is the
 reference every Ray run is checked against, file for file. Prints a table and
-writes ray_convert_<cpu-model>.json to --out (a folder, default
+writes ray_convert_<cpu-model>_<N>cpu.json to --out (a folder, default
 bench/results/, or a file name).
 
 usage: python bench/bench_ray_convert.py [--workers 1 2 4 8 16] [--recordings N]
@@ -36,14 +36,13 @@ import os
 import pathlib
 import platform
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 
 import numpy as np
 
-from bench_common import cpu_model, slug, write_json
+from bench_common import commit, cpu_model, slug, write_json
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SOURCES = [ROOT / "data/robot/ros1/robot_localization_test1.bag",
@@ -175,19 +174,17 @@ def main():
         print(f"{r['case']:8s} {r['workers']:3d} {r['median_s']:9.2f} {r['p10_s']:7.2f} "
               f"{r['p90_s']:7.2f} {r['episodes_per_s']:7.2f} {r['mb_per_s']:7.2f} {eff:>6s} "
               f"{ovh:>8s}")
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
-                            text=True).stdout.strip()
     result = {"benchmark": "ray_convert", "device": cpu_model(), "cpus": os.cpu_count(),
               "load_average_before": load, "python": platform.python_version(),
               "ray": ray.__version__, "robocache": robocache.__version__,
-              "command": " ".join(["python"] + sys.argv), "commit": commit,
+              "command": " ".join(["python"] + sys.argv), "commit": commit(),
               "inputs": {"recordings": len(inputs), "mb": mb, "episodes": episodes,
                          "built_from": [str(s.relative_to(ROOT)) for s in SOURCES],
                          "fps": FPS, "streams": STREAMS},
               "ray_init_timed": False, "results": rows}
     out = pathlib.Path(args.out or ROOT / "bench" / "results")
     if out.suffix != ".json":
-        out = out / f"ray_convert_{slug(cpu_model())}.json"
+        out = out / f"ray_convert_{slug(cpu_model())}_{os.cpu_count()}cpu.json"
     write_json(str(out), result)
     shutil.rmtree(tmp)
 

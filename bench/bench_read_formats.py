@@ -37,7 +37,6 @@ import pathlib
 import platform
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import timeit
@@ -221,13 +220,6 @@ def ulog_one_ours():
     return len(s)
 
 
-def git_commit():
-    try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
-                              text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
-
 
 def summary(seconds, nbytes, items):
     q = statistics.quantiles(seconds, n=10)
@@ -293,7 +285,7 @@ def main():
     result = {
         "benchmark": "read_formats",
         "command": "python bench/bench_read_formats.py " + " ".join(sys.argv[1:]),
-        "commit": git_commit(),
+        "commit": bench_common.commit(),
         "device": cpu + " (one core)",
         "versions": {"robocache": robocache.__version__, "python": platform.python_version(),
                      **{p: importlib.metadata.version(p) for p in

@@ -30,7 +30,6 @@ import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -38,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench_common import cpu_model, slug, write_json
+from bench_common import commit, cpu_model, slug, write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "python" / "datasets"))
@@ -159,11 +158,6 @@ def video_rows(rd, av, name, path, count, repeat):
             "speedup_cpu_median": t_pl["cpu_median_s"] / t_rc["cpu_median_s"]}
 
 
-def git_commit():
-    run = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True,
-                         text=True)
-    return run.stdout.strip() or None
-
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -213,7 +207,7 @@ def main():
     cpu = cpu_model()
     result = {"benchmark": "read_lerobot", "cpu": cpu, "cores": os.cpu_count(),
               "threads": 1, "repeat": args.repeat, "frames": args.frames,
-              "command": "python3 " + " ".join(sys.argv), "commit": git_commit(),
+              "command": "python3 " + " ".join(sys.argv), "commit": commit(),
               "robocache_version": getattr(robocache, "__version__", None),
               "pyarrow_version": pa.__version__, "av_version": av.__version__,
               "ffmpeg_versions": {k: v for k, v in av.library_versions.items()},

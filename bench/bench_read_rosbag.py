@@ -33,14 +33,13 @@ import gc
 import os
 import pathlib
 import struct
-import subprocess
 import sys
 import tempfile
 import time
 
 import numpy as np
 
-from bench_common import cpu_model, slug, write_json
+from bench_common import commit, cpu_model, slug, write_json
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 ROBOT = ROOT / "data" / "robot"
@@ -243,10 +242,8 @@ def main():
         results.append(bench_bag(big, args.repeats, generated=(
             f"generated: ros2/robot_localization_test1_mcap x{args.copies}, times shifted "
             f"({written} messages, uncompressed MCAP)")))
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
-                            text=True).stdout.strip()
     report = dict(benchmark="read_rosbag", command="python bench/bench_read_rosbag.py " +
-                  " ".join(sys.argv[1:]), commit=commit, device=device, cores_used=1,
+                  " ".join(sys.argv[1:]), commit=commit(), device=device, cores_used=1,
                   load_average_before_after=[load_before[0], os.getloadavg()[0]],
                   versions=versions(), clock="header", results=results)
     print(f"read ROS bags to NumPy, one core — {device} (rosbags {report['versions']['rosbags']}"

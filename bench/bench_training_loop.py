@@ -46,7 +46,7 @@ import torch
 from torch import nn
 
 import training_data
-from bench_common import cpu_model, slug, write_json
+from bench_common import commit, cpu_model, slug, write_json
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FPS = 30
@@ -606,17 +606,6 @@ def main():
         write_json(os.path.join(args.out, "_".join(parts) + ".json"), result)
     if world > 1:
         torch.distributed.destroy_process_group()
-
-
-def commit():
-    try:
-        head = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True,
-                              text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True).stdout.strip()
-        return head + ("+dirty" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return None
 
 
 if __name__ == "__main__":

@@ -36,8 +36,8 @@ def test_gpu_actors_match_cpu(tmp_path):
     convert(INPUTS, str(tmp_path / "cpu"), to="lerobot", fps=FPS, streams=STREAMS)
     ray.init(num_cpus=2, num_gpus=1, log_to_driver=False, include_dashboard=False)
     try:
-        import ray.cloudpickle
-        ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+        from ray import cloudpickle
+        cloudpickle.register_pickle_by_value(sys.modules[__name__])
         out = tmp_path / "gpu"
         ds = rr.read_recordings(INPUTS, streams=STREAMS, fps=FPS, output=str(out))
         ds = ds.map_batches(Device, fn_constructor_kwargs={"device": "auto"}, batch_size=1,
