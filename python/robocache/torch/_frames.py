@@ -2,16 +2,21 @@
 
 The frame of each window target is chosen on the host by robocache.align on
 the image stream's frame times (the same timeline and options as the
-low-dimensional keys, so the same choice as on the device), then each
-episode's frames are decoded in ONE call of the decoder (_decoders: the
-reader's Series.frames, PyAV for video files, or torchcodec on the host or by
-NVDEC). The loader plans and decodes batches in background threads
-(_prefetch.Prefetch) ahead of the one the training loop asks for, into pinned
-host memory when the device is a GPU (or into device memory when NVDEC
-decodes); the loop then only starts an asynchronous copy.
+low-dimensional keys, so the same choice as on the device). The frames of a
+video file (LeRobot MP4s pack many episodes) are gathered over the batch's
+episodes and cut between groups of pictures into up to `threads` runs
+(VideoFile.split), each decoded in ONE call, on its own thread, by its own
+container or decoder (_decoders: PyAV, or torchcodec on the host; NVDEC
+decodes a file's frames in one run); the frames of other image streams are
+decoded in one call of the reader's Series.frames per episode. The loader
+plans and decodes batches in background threads (_prefetch.Prefetch) ahead of
+the one the training loop asks for, into pinned host memory when the device is
+a GPU (or into device memory when NVDEC decodes); the loop then only starts an
+asynchronous copy.
 """
 
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import torch
@@ -22,10 +27,11 @@ import robocache
 class ImagePlan:
     """The image keys of a Timeline: load(idx) -> {key: uint8 [B, W, H, W, C],
     f"{key}_is_pad": bool [B, W]} on the decoder's device (the host: pinned
-    when `pin`)."""
+    when `pin`), frames decoded on up to `threads` threads."""
 
-    def __init__(self, timeline, max_gap_ns, pin, decoder):
+    def __init__(self, timeline, max_gap_ns, pin, decoder, threads=1):
         self.timeline = timeline
+        self.threads = max(1, int(threads))
         self.pin = pin and decoder.device.type == "cpu"
         self.decoder = decoder
         self.keys = []
@@ -42,9 +48,9 @@ class ImagePlan:
         self._locks = {}
         self._guard = threading.Lock()
 
-    def _lock(self, series):
-        """One lock per video file: a reader's decoder need not be thread-safe."""
-        name = series.meta.get("video_file", id(series))
+    def _lock(self, name):
+        """One lock per series (a reader's decoder need not be thread-safe) or, when
+        the decoder does not split files, per video file (one decoder per file)."""
         with self._guard:
             return self._locks.setdefault(name, threading.Lock())
 
@@ -63,28 +69,77 @@ class ImagePlan:
         return batch
 
     def _decode(self, key, d, episode, frame):
+        """uint8 [B, W, H, W, C]: the frames `frame` (int64 [B, W], rows of the series)
+        of the samples' episodes `episode` (int64 [B])."""
         B, W = frame.shape
-        out = None
+        slot = np.arange(B * W).reshape(B, W)
+        tasks, files = [], {}
         for p in np.unique(episode):
             rows = np.flatnonzero(episode == p)
             wanted, where = np.unique(frame[rows], return_inverse=True)
             series = d.series[p]
-            with self._lock(series):
-                images = self.decoder.frames(series, wanted)
+            if series.has_video_file:
+                video, pos = series.video_frames(wanted)
+                _, slots, positions = files.setdefault(video.path, (video, [], []))
+                slots.append(slot[rows].reshape(-1))
+                positions.append(pos[where.reshape(-1)])
+            else:
+                tasks.append((f"episode {self.timeline.episode_index[p]}",
+                              self._episode_task(series, wanted), slot[rows].reshape(-1),
+                              where.reshape(-1)))
+        for path, (video, slots, positions) in files.items():
+            slots = np.concatenate(slots)
+            wanted, where = np.unique(np.concatenate(positions), return_inverse=True)
+            first = 0
+            for run in video.split(wanted, self.threads if self.decoder.split else 1):
+                mine = (where >= first) & (where < first + run.size)
+                tasks.append((path, self._video_task(video, run), slots[mine],
+                              where[mine] - first))
+                first += run.size
+        return self._assemble(key, B, W, tasks)
+
+    def _episode_task(self, series, wanted):
+        def decode():
+            with self._lock(id(series)):
+                return self.decoder.frames(series, wanted)
+        return decode
+
+    def _video_task(self, video, run):
+        if self.decoder.split:
+            return lambda: self.decoder.video(video, run)
+
+        def decode():
+            with self._lock(video.path):
+                return self.decoder.video(video, run)
+        return decode
+
+    def _assemble(self, key, B, W, tasks):
+        """Runs the tasks (where, decode, slots, pick) on up to `threads` threads and
+        writes the frames decode()[pick] to the slots b * W + w of the batch."""
+        threads = min(self.threads, len(tasks))
+        if threads == 1:
+            return self._place(key, B, W, tasks, (t[1]() for t in tasks))
+        with ThreadPoolExecutor(threads, thread_name_prefix="robocache-decode") as pool:
+            return self._place(key, B, W, tasks, pool.map(lambda t: t[1](), tasks))
+
+    def _place(self, key, B, W, tasks, results):
+        out = None
+        for (where, _, slots, pick), images in zip(tasks, results):
             shape = tuple(images.shape)
-            if images.dim() != 4 or shape[0] != wanted.size or images.dtype != torch.uint8:
-                raise ValueError(f"key {key!r}: episode {self.timeline.episode_index[p]}: "
-                                 f"{self.decoder.name} gave {images.dtype} {shape} for "
-                                 f"{wanted.size} frames; expected uint8 [n, H, W, C]")
+            n = int(pick.max()) + 1
+            if images.dim() != 4 or shape[0] != n or images.dtype != torch.uint8:
+                raise ValueError(f"key {key!r}: {where}: {self.decoder.name} gave "
+                                 f"{images.dtype} {shape} for {n} frames; expected uint8 "
+                                 "[n, H, W, C]")
             if out is None:
                 out = torch.empty((B, W) + shape[1:], dtype=torch.uint8,
                                   device=images.device, pin_memory=self.pin)
             elif shape[1:] != tuple(out.shape[2:]):
-                raise ValueError(f"key {key!r}: episode {self.timeline.episode_index[p]}: "
-                                 f"frames of shape {shape[1:]}, {tuple(out.shape[2:])} in "
-                                 "another episode of the batch")
-            pick = torch.from_numpy(where.reshape(rows.size, W)).to(images.device)
-            out[torch.from_numpy(rows).to(images.device)] = images[pick]
+                raise ValueError(f"key {key!r}: {where}: frames of shape {shape[1:]}, "
+                                 f"{tuple(out.shape[2:])} elsewhere in the batch")
+            dev = images.device
+            out.view((B * W,) + shape[1:])[torch.from_numpy(slots).to(dev)] = \
+                images[torch.from_numpy(pick).to(dev)]
         if out.is_cuda:
             torch.cuda.current_stream(out.device).synchronize()  # decoded before handed out
         return out

@@ -156,7 +156,9 @@ class WindowLoader:
                 ahead; 0: every batch computed when asked for, in the
                 caller's thread and stream
     decode_threads
-                threads decoding image keys
+                threads decoding image keys: batches decoded ahead, and a
+                video file's frames of a batch in up to this many runs
+                (cut between groups of pictures), each on its own thread
     decoder     "pyav" (default: each reader's decoder, PyAV for video files)
                 or "torchcodec" (video files through torchcodec's
                 VideoDecoder, one kept open per file; the optional extra
@@ -215,10 +217,10 @@ class WindowLoader:
             weights=_weights(where, self.timeline, episode_weights), shuffle=shuffle, seed=seed,
             rank=self.rank, world_size=self.world_size, batch_size=batch_size,
             drop_last=drop_last)
-        frames = make_decoder(decoder, decode_device, self.device)
+        frames = make_decoder(decoder, decode_device, self.device, decode_threads)
         self.images = ImagePlan(self.timeline, self.timeline.max_gap_ns,
-                                pin=self.device.type == "cuda", decoder=frames) \
-            if self.timeline.images else None
+                                pin=self.device.type == "cuda", decoder=frames,
+                                threads=decode_threads) if self.timeline.images else None
         if int(prefetch) < 0:
             raise ValueError(f"prefetch must be >= 0, got {prefetch}")
         self.prefetch, self.decode_threads = int(prefetch), decode_threads
