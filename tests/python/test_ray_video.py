@@ -37,33 +37,6 @@ STREAMS = [f"{CAM}=/cam", "observation.imu=/imu/linear_acceleration"]
 FRAMES = (25, 32, 20)   # camera frames per recording
 ORACLE = os.environ.get("ROBOCACHE_LEROBOT_PYTHON") or str(ROOT / ".venv-lerobot/bin/python")
 
-WRITE = r"""
-import sys
-import numpy as np
-from rosbags.rosbag2 import StoragePlugin, Writer
-from rosbags.typesys import Stores, get_typestore
-ts = get_typestore(Stores.ROS2_HUMBLE)
-Img, Imu = ts.types["sensor_msgs/msg/Image"], ts.types["sensor_msgs/msg/Imu"]
-Hd, T = ts.types["std_msgs/msg/Header"], ts.types["builtin_interfaces/msg/Time"]
-Q, V = ts.types["geometry_msgs/msg/Quaternion"], ts.types["geometry_msgs/msg/Vector3"]
-path, n, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-S, cov = 10**9, np.zeros(9)
-base = np.random.default_rng(seed).integers(0, 255, (48, 64, 3), dtype=np.uint8)
-with Writer(path, version=9, storage_plugin=StoragePlugin.MCAP) as w:
-    ci = w.add_connection("/cam", Img.__msgtype__, typestore=ts)
-    cu = w.add_connection("/imu", Imu.__msgtype__, typestore=ts)
-    for i in range(n):
-        t = S + i * S // 30
-        img = np.roll(base, i, axis=1).reshape(-1)
-        w.write(ci, t, ts.serialize_cdr(Img(Hd(T(t // S, t % S), "cam"), 48, 64, "rgb8", 0,
-                                            192, img), Img.__msgtype__))
-        for k in range(7):
-            u = t + k * S // 210
-            w.write(cu, u, ts.serialize_cdr(Imu(Hd(T(u // S, u % S), "imu"), Q(0, 0, 0, 1), cov,
-                                                V(0, 0, 0), cov, V(i, k, seed), cov),
-                                            Imu.__msgtype__))
-"""
-
 LOAD = r"""
 import sys
 import numpy as np
@@ -80,8 +53,9 @@ def recordings(tmp_path_factory):
     d = tmp_path_factory.mktemp("bags")
     out = []
     for seed, n in enumerate(FRAMES):
-        p = subprocess.run([sys.executable, "-c", WRITE, str(d / f"cam{seed}"), str(n),
-                            str(seed)], capture_output=True, text=True)
+        p = subprocess.run([sys.executable, str(ROOT / "tests/oracles/camera_bag.py"),
+                            str(d / f"cam{seed}"), str(n), str(seed), str(H), str(W)],
+                           capture_output=True, text=True)
         assert p.returncode == 0, p.stderr[-3000:]
         out.append(str(d / f"cam{seed}"))
     return out

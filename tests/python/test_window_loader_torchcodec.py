@@ -48,6 +48,22 @@ def _loader(**kw):
     return rt.WindowLoader(rd.open(DATA), batch_size=kw.pop("batch_size", 16), **kw)
 
 
+def assert_resumed_equal(reference, ahead, resumed):
+    """Three batches of `ahead`, then its state_dict() loaded into `resumed` for
+    the rest of the epoch: every batch equals `reference`'s (an epoch's list)."""
+    it = iter(ahead)
+    head = [next(it) for _ in range(3)]
+    state = ahead.state_dict()
+    it.close()
+    resumed.load_state_dict(state)
+    got = head + list(resumed)
+    assert len(got) == len(reference) > 3
+    for want, have in zip(reference, got):
+        assert want.keys() == have.keys()
+        for key in want:
+            assert torch.equal(want[key], have[key]), key
+
+
 def _pyav_frames(episode, rows):
     """uint8 [len(rows), H, W, 3]: the frames of `rows` of the episode, by LeRobot's
     rule on a sequential PyAV decode of its MP4."""
@@ -97,19 +113,8 @@ def test_torchcodec_batches_equal_pyav_batches_ahead_and_resumed():
     threads with batches decoded ahead, stopped after 3 batches and resumed."""
     kw = dict(rate_hz=2.0, seed=5, batch_size=12)
     reference = list(_loader(prefetch=0, **kw))
-    ahead = _loader(decoder="torchcodec", prefetch=3, decode_threads=2, **kw)
-    it = iter(ahead)
-    head = [next(it) for _ in range(3)]
-    state = ahead.state_dict()
-    it.close()
-    resumed = _loader(decoder="torchcodec", prefetch=2, **kw)
-    resumed.load_state_dict(state)
-    got = head + list(resumed)
-    assert len(got) == len(reference) > 3
-    for want, have in zip(reference, got):
-        assert want.keys() == have.keys()
-        for key in want:
-            assert torch.equal(want[key], have[key]), key
+    assert_resumed_equal(reference, _loader(decoder="torchcodec", prefetch=3, decode_threads=2,
+                                            **kw), _loader(decoder="torchcodec", prefetch=2, **kw))
     padded = torch.cat([b["image_is_pad"] for b in reference])
     assert padded.any() and not padded.all()  # windows past the episodes' ends
 

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from conftest import requires_torch, torch
-from test_window_loader_torchcodec import DATA, EPISODES, _loader, _pyav_frames
+from test_window_loader_torchcodec import (DATA, EPISODES, _loader, _pyav_frames,
+                                           assert_resumed_equal)
 
 pytestmark = requires_torch
 
@@ -22,19 +23,8 @@ MP4 = DATA / "videos/image/chunk-000/file-003.mp4"  # episode 3's frames
 def test_batches_with_four_decode_threads_equal_one_thread_ahead_and_resumed():
     kw = dict(rate_hz=2.0, seed=5, batch_size=12)
     reference = list(_loader(prefetch=0, decode_threads=1, **kw))
-    ahead = _loader(prefetch=2, decode_threads=4, **kw)
-    it = iter(ahead)
-    head = [next(it) for _ in range(3)]
-    state = ahead.state_dict()
-    it.close()
-    resumed = _loader(prefetch=1, decode_threads=3, **kw)
-    resumed.load_state_dict(state)
-    got = head + list(resumed)
-    assert len(got) == len(reference) > 3
-    for want, have in zip(reference, got):
-        assert want.keys() == have.keys()
-        for key in want:
-            assert torch.equal(want[key], have[key]), key
+    assert_resumed_equal(reference, _loader(prefetch=2, decode_threads=4, **kw),
+                         _loader(prefetch=1, decode_threads=3, **kw))
     assert reference[0]["image"].shape[1:] == (3, 3, 480, 640)
     padded = torch.cat([b["image_is_pad"] for b in reference])
     assert padded.any() and not padded.all()  # windows past the episodes' ends

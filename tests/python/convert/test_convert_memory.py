@@ -1,11 +1,12 @@
 """A recording larger than the process' address-space limit converts: image
 frames are read and written 64 at a time. A rosbag2 MCAP of raw 640x480 rgb8
 frames (frame i = the same random image rolled i columns) plus a 210 Hz IMU is
-written here, larger than an RLIMIT_AS set in the converting subprocess to
+written by tests/oracles/camera_bag.py, larger than an RLIMIT_AS set in the converting subprocess to
 the peak of converting a 30-frame bag plus 200 MB (the interpreter and its
 imports alone reserve most of that). The output's frames equal np.roll."""
 
 import os
+import pathlib
 import shutil
 import subprocess
 import sys
@@ -16,31 +17,7 @@ import numpy as np
 S = 10**9
 H, W = 480, 640
 
-WRITE = r"""
-import sys
-import numpy as np
-from rosbags.rosbag2 import StoragePlugin, Writer
-from rosbags.typesys import Stores, get_typestore
-ts = get_typestore(Stores.ROS2_HUMBLE)
-Img, Imu = ts.types["sensor_msgs/msg/Image"], ts.types["sensor_msgs/msg/Imu"]
-Hd, T = ts.types["std_msgs/msg/Header"], ts.types["builtin_interfaces/msg/Time"]
-Q, V = ts.types["geometry_msgs/msg/Quaternion"], ts.types["geometry_msgs/msg/Vector3"]
-n, S, cov = int(sys.argv[2]), 10**9, np.zeros(9)
-base = np.random.default_rng(0).integers(0, 255, (480, 640, 3), dtype=np.uint8)
-with Writer(sys.argv[1], version=9, storage_plugin=StoragePlugin.MCAP) as w:
-    ci = w.add_connection("/cam", Img.__msgtype__, typestore=ts)
-    cu = w.add_connection("/imu", Imu.__msgtype__, typestore=ts)
-    for i in range(n):
-        t = S + i * S // 30
-        img = np.roll(base, i, axis=1).reshape(-1)
-        w.write(ci, t, ts.serialize_cdr(Img(Hd(T(t // S, t % S), "cam"), 480, 640, "rgb8", 0,
-                                            1920, img), Img.__msgtype__))
-        for k in range(7):
-            u = t + k * S // 210
-            w.write(cu, u, ts.serialize_cdr(Imu(Hd(T(u // S, u % S), "imu"), Q(0, 0, 0, 1), cov,
-                                                V(i, k, 0), cov, V(0, 0, 9.8), cov),
-                                            Imu.__msgtype__))
-"""
+WRITE = str(pathlib.Path(__file__).resolve().parents[2] / "oracles" / "camera_bag.py")
 
 CONVERT = r"""
 import resource, sys
@@ -57,8 +34,10 @@ print(int(status.split("VmPeak:")[1].split()[0]) * 1024)
 
 
 def run(code, *args):
+    """Runs `code` (a script's path, or Python source) in a new interpreter."""
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
-    p = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True,
+    cmd = [code] if code == WRITE else ["-c", code]
+    p = subprocess.run([sys.executable, *cmd, *map(str, args)], capture_output=True,
                        text=True, env=env)
     assert p.returncode == 0, p.stderr[-3000:]
     return p.stdout
@@ -70,14 +49,14 @@ def bag_bytes(path):
 
 def test_bag_larger_than_the_memory_limit(tmp_path):
     small = tmp_path / "small"
-    run(WRITE, small, 30)
+    run(WRITE, small, 30, 0, H, W)
     floor = int(run(CONVERT, small, tmp_path / "small.hdf5", 0).split()[-1])
     limit = floor + 200 * 2**20
     frames = int(1.1 * limit / (H * W * 3)) + 1
     big = tmp_path / "big"
     out = tmp_path / "big.hdf5"
     try:
-        run(WRITE, big, frames)
+        run(WRITE, big, frames, 0, H, W)
         assert bag_bytes(big) > limit
         run(CONVERT, big, out, limit)
         base = np.random.default_rng(0).integers(0, 255, (H, W, 3), dtype=np.uint8)
