@@ -22,7 +22,7 @@
   X(quat_orders) X(rate_hz) X(span) X(points) X(offsets) X(voxel_size) X(point_cloud_range)       \
   X(mode) X(max_points_per_voxel) X(max_voxels) X(packed) X(voxels) X(coords) X(num_points)      \
   X(num_voxels) X(out_offsets) X(path) X(bin_columns) X(format) X(columns) X(time_column)         \
-  X(time_unit)
+  X(time_unit) X(records) X(src) X(row_len) X(dst)
 /* clang-format on */
 
 #define RCPY_KW_ENUM(name) RCPY_KW_##name,

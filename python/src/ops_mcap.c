@@ -5,10 +5,14 @@
 
 /* mcap_scan(records) -> bytes of int64 [n, 4] in native order: channel id,
  * log_time ns, data offset, data length of each Message record. */
-static PyObject *py_mcap_scan(PyObject *self, PyObject *args) {
-  (void)self;
+RCPY_SIG(mcap_scan, 1, 1, KW(records));
+
+static PyObject *py_mcap_scan(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                              PyObject *kwnames) {
+  PyObject *a[RCPY_KW_COUNT];
+  if (rcpy_parse(rcpy_state_of(self), &mcap_scan_sig, args, nargs, kwnames, a) < 0) return NULL;
   Py_buffer in;
-  if (!PyArg_ParseTuple(args, "y*:mcap_scan", &in)) return NULL;
+  if (PyObject_GetBuffer(A(records), &in, PyBUF_SIMPLE) < 0) return NULL;
   const uint8_t *buf = in.buf;
   const size_t len = (size_t)in.len;
   rc_mcap_error err = {0};
@@ -42,11 +46,25 @@ done:
 
 /* gather_rows(src, offsets, row_len, dst): dst (writable, n * row_len bytes)
  * row i = src[offsets[i], offsets[i] + row_len), offsets int64 [n]. */
-static PyObject *py_gather_rows(PyObject *self, PyObject *args) {
-  (void)self;
+RCPY_SIG(gather_rows, 4, 4, KW(src), KW(offsets), KW(row_len), KW(dst));
+
+static PyObject *py_gather_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                PyObject *kwnames) {
+  PyObject *a[RCPY_KW_COUNT];
+  if (rcpy_parse(rcpy_state_of(self), &gather_rows_sig, args, nargs, kwnames, a) < 0) return NULL;
+  const Py_ssize_t row_len = PyLong_AsSsize_t(A(row_len));
+  if (row_len == -1 && PyErr_Occurred()) return NULL;
   Py_buffer src, offsets, dst;
-  Py_ssize_t row_len;
-  if (!PyArg_ParseTuple(args, "y*y*nw*:gather_rows", &src, &offsets, &row_len, &dst)) return NULL;
+  if (PyObject_GetBuffer(A(src), &src, PyBUF_SIMPLE) < 0) return NULL;
+  if (PyObject_GetBuffer(A(offsets), &offsets, PyBUF_SIMPLE) < 0) {
+    PyBuffer_Release(&src);
+    return NULL;
+  }
+  if (PyObject_GetBuffer(A(dst), &dst, PyBUF_WRITABLE) < 0) {
+    PyBuffer_Release(&src);
+    PyBuffer_Release(&offsets);
+    return NULL;
+  }
   PyObject *result = NULL;
   const int64_t n = offsets.len / (Py_ssize_t)sizeof(int64_t);
   int64_t bad = -1;
@@ -78,13 +96,13 @@ done:
 }
 
 PyMethodDef rcpy_mcap_methods[] = {
-    {"mcap_scan", py_mcap_scan, METH_VARARGS,
-     "mcap_scan($module, records, /)\n--\n\n"
+    {"mcap_scan", RCPY_FASTCALL(py_mcap_scan),
+     "mcap_scan($module, records)\n--\n\n"
      "bytes of int64 [n, 4] (channel id, log_time ns, data offset, data length) of the Message "
      "records in a decompressed MCAP chunk's records; ValueError naming the record index and "
      "byte offset for a damaged one."},
-    {"gather_rows", py_gather_rows, METH_VARARGS,
-     "gather_rows($module, src, offsets, row_len, dst, /)\n--\n\n"
+    {"gather_rows", RCPY_FASTCALL(py_gather_rows),
+     "gather_rows($module, src, offsets, row_len, dst)\n--\n\n"
      "Copies src[offsets[i]:offsets[i] + row_len] to row i of dst (n * row_len writable bytes); "
      "ValueError for a row past the end of src."},
     {NULL, NULL, 0, NULL}};
