@@ -12,20 +12,28 @@ number of seconds for float times.
 """
 
 import math
+import sys
 
 from . import _C, _frameworks
 
-try:
+# The torch.library ops (PyTorch is optional): registered now when torch is
+# already imported, else at the first torch.Tensor passed, so that importing
+# robocache does not import torch (a second of start-up in every process).
+_torch_ops = None
+if "torch" in sys.modules:
     from . import _torch_ops
-except ImportError:  # PyTorch is optional
-    _torch_ops = None
 
 _OPTION_NAMES = ("method", "extrapolate", "fill_value", "max_gap", "tolerance", "time_offset",
                  "quat_order")
 
 
 def _is_torch(x):
-    return _torch_ops is not None and isinstance(x, _torch_ops.torch.Tensor)
+    global _torch_ops
+    if _torch_ops is None:
+        if not _frameworks.is_torch_tensor(x):
+            return False
+        from . import _torch_ops
+    return isinstance(x, _torch_ops.torch.Tensor)
 
 
 def resample(values, times, target_times, *, lengths=None, target_lengths=None,

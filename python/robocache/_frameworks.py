@@ -4,6 +4,7 @@ that framework (its from_dlpack), and how CUDA outputs are allocated (CuPy).
 PyTorch tensors take the torch.library path in _torch_ops instead."""
 
 import importlib
+import sys
 
 from . import _C
 
@@ -90,3 +91,10 @@ def dtype_name(dtype):
         return dtype
     name = getattr(dtype, "name", None) or getattr(dtype, "__name__", None) or str(dtype)
     return name[6:] if name.startswith("torch.") else name
+
+
+def is_torch_tensor(x):
+    """x is a torch.Tensor, checked without importing torch (a tensor exists
+    only once torch is imported)."""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(x, torch.Tensor)

@@ -24,13 +24,15 @@ outputs (never out of bounds) instead of ValueError.
 """
 
 import numbers
+import sys
 
 from . import _C, _frameworks
 
-try:
+# The torch.library ops, registered as robocache._api's: now when torch is
+# already imported, else at the first torch.Tensor passed.
+_torch_voxel = None
+if "torch" in sys.modules:
     from . import _torch_voxel
-except ImportError:  # PyTorch is optional
-    _torch_voxel = None
 
 STATS = ("points_in", "points_in_range", "points_dropped_range", "points_dropped_nonfinite",
          "voxels_nonempty", "points_dropped_max_points", "voxels_dropped_max_voxels",
@@ -42,7 +44,12 @@ _DENSE_DTYPES = {"count": ("int32", "float32"), "occupancy": ("uint8", "float32"
 
 
 def _is_torch(x):
-    return _torch_voxel is not None and isinstance(x, _torch_voxel.torch.Tensor)
+    global _torch_voxel
+    if _torch_voxel is None:
+        if not _frameworks.is_torch_tensor(x):
+            return False
+        from . import _torch_voxel
+    return isinstance(x, _torch_voxel.torch.Tensor)
 
 
 def _floats(name, x, n, labels):

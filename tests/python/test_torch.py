@@ -202,3 +202,36 @@ def test_cuda_matches_cpu_and_uses_current_stream():
     vc = v.double().requires_grad_(True)
     robocache.resample(vc, t, x).sum().backward()
     torch.testing.assert_close(vg.grad.cpu(), vc.grad)
+
+
+IMPORT_ORDER = r"""
+import sys
+import numpy as np
+import robocache, robocache.convert, robocache.datasets
+assert "torch" not in sys.modules, "import robocache imported torch"
+import torch
+rng = np.random.default_rng(0)
+t, x = np.cumsum(rng.integers(1, 50, 40)), np.arange(5, 600, 37)
+v = rng.standard_normal((40, 3))
+want = robocache.resample(v, t, x)
+f = torch.compile(lambda v, t, x: robocache.resample(v, t, x) * 2, fullgraph=True,
+                  backend="eager")
+got = f(torch.from_numpy(v), torch.from_numpy(t), torch.from_numpy(x))
+np.testing.assert_array_equal(got.numpy(), want * 2)
+p = rng.random((500, 3)).astype(np.float32)
+want = robocache.voxel_downsample(p, voxel_size=[0.1, 0.1, 0.1])
+got = robocache.voxel_downsample(torch.from_numpy(p), voxel_size=[0.1, 0.1, 0.1])
+np.testing.assert_array_equal(got.numpy(), want)
+print("ok")
+"""
+
+
+def test_import_does_not_import_torch_and_ops_register_at_the_first_tensor():
+    """import robocache leaves torch out (start-up of every worker process);
+    torch imported afterwards, the ops register at the first tensor, inside a
+    torch.compile(fullgraph=True) trace too, with NumPy's results."""
+    import subprocess
+    import sys
+    p = subprocess.run([sys.executable, "-c", IMPORT_ORDER], capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr[-3000:]
