@@ -358,9 +358,11 @@ RC_HD rc_target rc_target_decide(const robocache_interp_options *o, rc_bracket b
  * The dot product, and with it the choice of arc and of slerp or nlerp, is
  * computed in double in the order q0[0] q1[0] + ... + q0[3] q1[3], exactly as
  * the reference backend computes it: two quaternions almost 90 degrees apart
- * (dot near 0) get the same arc in every backend. The rest is in float
- * (rc_slerp_f32) or double (rc_slerp_f64). */
-#define RC_DEFINE_SLERP(NAME, T, ACOS, SIN, SQRT)                                                  \
+ * (dot near 0) get the same arc in every backend. The angle is acos of that
+ * double dot (acosf of the dot rounded to float would be off by up to 2e-6
+ * rad near the nlerp threshold, an error that extrapolation multiplies by
+ * |w|). The rest is in float (rc_slerp_f32) or double (rc_slerp_f64). */
+#define RC_DEFINE_SLERP(NAME, T, SIN, SQRT)                                                        \
   RC_HD void NAME(const T *q0, const T *q1, T w, T *out) {                                         \
     double dd = 0.0;                                                                               \
     for (int i = 0; i < 4; i++) dd += (double)q0[i] * (double)q1[i];                               \
@@ -368,7 +370,7 @@ RC_HD rc_target rc_target_decide(const robocache_interp_options *o, rc_bracket b
     dd = dd < 0.0 ? -dd : dd;                                                                      \
     T c0 = (T)1 - w, c1 = w;                                                                       \
     if (dd <= RC_SLERP_NLERP_DOT) {                                                                \
-      T theta = ACOS((T)dd), inv = (T)1 / SIN(theta);                                              \
+      T theta = (T)acos(dd), inv = (T)1 / SIN(theta);                                              \
       c0 = SIN(((T)1 - w) * theta) * inv;                                                          \
       c1 = SIN(w * theta) * inv;                                                                   \
     }                                                                                              \
@@ -382,8 +384,8 @@ RC_HD rc_target rc_target_decide(const robocache_interp_options *o, rc_bracket b
     for (int i = 0; i < 4; i++) out[i] = r[i] * inv_norm;                                          \
   }
 
-RC_DEFINE_SLERP(rc_slerp_f32, float, acosf, sinf, sqrtf)
-RC_DEFINE_SLERP(rc_slerp_f64, double, acos, sin, sqrt)
+RC_DEFINE_SLERP(rc_slerp_f32, float, sinf, sqrtf)
+RC_DEFINE_SLERP(rc_slerp_f64, double, sin, sqrt)
 #undef RC_DEFINE_SLERP
 
 #endif
