@@ -208,14 +208,20 @@ class LeRobotWriter:
             chunk, file, t0, t1 = v.encode(chunks(), ep.where)
         # per channel in [0, 1], from up to IMAGE_STATS_FRAMES frames spread over the episode
         stats[f.name] = _stats.of_images(np.concatenate(sample))
-        path = {"path": "reencode" if clip is None else "passthrough", "reason": reason,
-                "chunk_index": chunk, "file_index": file}
-        ep.report.setdefault("videos", {})[f.name] = path
-        self._video_paths.setdefault(f.name, []).append(
-            dict(path, episode_index=len(self.episodes), episode=ep.where))
+        self._record_path(f.name, ep, {"path": "reencode" if clip is None else "passthrough",
+                                       "reason": reason, "chunk_index": chunk,
+                                       "file_index": file})
         prefix = f"videos/{f.name}/"
         return {prefix + "chunk_index": chunk, prefix + "file_index": file,
                 prefix + "from_timestamp": t0, prefix + "to_timestamp": t1}
+
+    def _record_path(self, name, ep, path):
+        """Where the episode's video of feature `name` went and how (`path`:
+        passthrough or reencode, why, chunk and file index): in its sync
+        report and in meta/robocache.json."""
+        ep.report.setdefault("videos", {})[name] = path
+        self._video_paths.setdefault(name, []).append(
+            dict(path, episode_index=len(self.episodes), episode=ep.where))
 
     def finish(self, meta):
         """Closes the files and writes meta/ (meta: dict for meta/robocache.json,

@@ -146,11 +146,8 @@ class VideoPlacer(LeRobotWriter):
             placed.files.append({"file": os.path.relpath(dst, self.root),
                                  "bytes": os.path.getsize(dst)})
         stats[f.name] = v["stats"]
-        path = dict(ep.report.get("videos", {}).get(f.name, {}), chunk_index=at[0],
-                    file_index=at[1])
-        ep.report.setdefault("videos", {})[f.name] = path
-        self._video_paths.setdefault(f.name, []).append(
-            dict(path, episode_index=len(self.episodes), episode=ep.where))
+        self._record_path(f.name, ep, dict(ep.report.get("videos", {}).get(f.name, {}),
+                                           chunk_index=at[0], file_index=at[1]))
         pre = f"videos/{f.name}/"
         return {pre + "chunk_index": at[0], pre + "file_index": at[1],
                 pre + "from_timestamp": v["from_timestamp"],

@@ -33,11 +33,11 @@ print(int(status.split("VmPeak:")[1].split()[0]) * 1024)
 """
 
 
-def run(code, *args):
-    """Runs `code` (a script's path, or Python source) in a new interpreter."""
+def run(*args):
+    """python ARGS in a new interpreter (a script's path, or "-c" and source, then its
+    arguments); returns its stdout."""
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
-    cmd = [code] if code == WRITE else ["-c", code]
-    p = subprocess.run([sys.executable, *cmd, *map(str, args)], capture_output=True,
+    p = subprocess.run([sys.executable, *map(str, args)], capture_output=True,
                        text=True, env=env)
     assert p.returncode == 0, p.stderr[-3000:]
     return p.stdout
@@ -50,7 +50,7 @@ def bag_bytes(path):
 def test_bag_larger_than_the_memory_limit(tmp_path):
     small = tmp_path / "small"
     run(WRITE, small, 30, 0, H, W)
-    floor = int(run(CONVERT, small, tmp_path / "small.hdf5", 0).split()[-1])
+    floor = int(run("-c", CONVERT, small, tmp_path / "small.hdf5", 0).split()[-1])
     limit = floor + 200 * 2**20
     frames = int(1.1 * limit / (H * W * 3)) + 1
     big = tmp_path / "big"
@@ -58,7 +58,7 @@ def test_bag_larger_than_the_memory_limit(tmp_path):
     try:
         run(WRITE, big, frames, 0, H, W)
         assert bag_bytes(big) > limit
-        run(CONVERT, big, out, limit)
+        run("-c", CONVERT, big, out, limit)
         base = np.random.default_rng(0).integers(0, 255, (H, W, 3), dtype=np.uint8)
         with h5py.File(out, "r") as f:
             cam = f["data/demo_0/obs/cam"]
