@@ -102,6 +102,10 @@ section_sanitizer() {
 }
 
 section_python() {
+  # torchcodec for the NVDEC tests, when its wheels were carried (.tcwheels/)
+  if compgen -G "$ROOT/.tcwheels/torchcodec-*.whl" >/dev/null; then
+    source "$ROOT/scripts/device-torchcodec-env.sh"
+  fi
   step pip-install 400 "$PYTHON" -m pip install --no-build-isolation --no-deps -q \
     -C cmake.define.ROBOCACHE_CUDA=ON -C cmake.define.CMAKE_CUDA_ARCHITECTURES="$ARCH" .
   local tests=(tests/python/test_cuda_*.py)

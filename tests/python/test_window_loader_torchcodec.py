@@ -28,6 +28,8 @@ def torchcodec_unusable():
         from torchcodec.decoders import VideoDecoder
     except ImportError as e:
         return f"torchcodec is not installed ({e})"
+    except RuntimeError as e:  # installed, but its libraries do not load (FFmpeg, torch)
+        return f"torchcodec cannot load its libraries ({str(e).splitlines()[0]})"
     try:
         VideoDecoder(str(DATA / "videos/image/chunk-000/file-003.mp4"))[0]
     except RuntimeError as e:

@@ -14,6 +14,7 @@ returns are checked against them.
 """
 
 import contextlib
+import itertools
 import threading
 
 import numpy as np
@@ -113,8 +114,8 @@ class ReaderFrames:
 class TorchCodecFrames:
     """torchcodec.decoders.VideoDecoder on video files, frames [n, H, W, C] on `device`.
     On the host a file's frames may be decoded in runs on several threads, each by its own
-    decoder; NVDEC (a CUDA device) decodes a file's frames with one decoder. Decoders are
-    kept open across batches in `handles`."""
+    decoder; NVDEC (a CUDA device) decodes a file's frames with one decoder, each thread
+    with its own. Decoders are kept open across batches in `handles`."""
 
     name = "torchcodec"
 
@@ -124,6 +125,14 @@ class TorchCodecFrames:
         self.device = device
         self.split = device.type == "cpu"
         self._handles = handles
+        self._threads, self._tokens = threading.local(), itertools.count()
+
+    def _thread_token(self):
+        """A number of the calling thread's own, never reused by a later thread: torchcodec's
+        NVDEC decoders fail when used from a thread other than the one that opened them."""
+        if not hasattr(self._threads, "token"):
+            self._threads.token = next(self._tokens)
+        return self._threads.token
 
     def check(self, key, series):
         if not series.has_video_file:
@@ -142,7 +151,8 @@ class TorchCodecFrames:
     def video(self, video, positions):
         """Frames at `positions` of a VideoFile, the frames played at their PTS."""
         seconds = video.times_s[positions]
-        with self._handles.use(video.path, lambda: self._open(video.path)) as decoder:
+        key = video.path if self.device.type == "cpu" else (self._thread_token(), video.path)
+        with self._handles.use(key, lambda: self._open(video.path)) as decoder:
             try:
                 batch = decoder.get_frames_played_at(seconds=seconds.tolist())
             except (RuntimeError, ValueError) as e:
