@@ -47,6 +47,7 @@ from torch import nn
 
 import training_data
 from bench_common import commit, cpu_model, slug, write_json
+from training_graph import train_graphed
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FPS = 30
@@ -200,19 +201,36 @@ def model_for(args, device):
         if args.bucket_cap_mb:
             tuned["bucket_cap_mb"] = args.bucket_cap_mb
         model = nn.parallel.DistributedDataParallel(model, **tuned)  # gradients all-reduced
-    fused = {"fused": True} if args.ddp_tuned and device.type == "cuda" else {}
-    return model, torch.optim.AdamW(model.parameters(), lr=1e-4, **fused)
+    opts = {"fused": True} if args.ddp_tuned and device.type == "cuda" else {}
+    if args.cuda_graph:
+        opts["capturable"] = True
+    return model, torch.optim.AdamW(model.parameters(), lr=1e-4, **opts)
 
 
-def train(batches, device, args, to_device):
-    """Runs warm-up + timed steps; per-step data_s / updt_s statistics."""
+def loss_of(v, model, batch):
+    """L1 loss of the predicted action chunk on the non-padded actions."""
+    pred = model(batch[v.state], batch.get(v.image))
+    err = (pred.float() - batch[v.action]).abs().mean(-1)
+    return (err * ~batch[f"{v.action}_is_pad"]).mean()
+
+
+def train(batches, device, args, to_device, loader=None):
+    """Runs warm-up + timed steps (with --cuda-graph and a WindowLoader `loader`:
+    replays of one captured step, training_graph.py); per-step data_s / updt_s
+    statistics."""
     v = VARIANTS[args.policy]
     model, opt = model_for(args, device)
     autocast = torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else \
         torch.autocast("cpu", enabled=False)
     data_s, updt_s = [], []
-    it = iter(batches)
-    with GpuUtil(device) as util:
+
+    def record(step, data, updt):
+        if step >= args.warmup:
+            data_s.append(data)
+            updt_s.append(updt)
+
+    def eager(util):
+        it = iter(batches)
         for step in range(args.warmup + args.steps):
             if step == args.warmup:
                 util.samples.clear()
@@ -221,17 +239,19 @@ def train(batches, device, args, to_device):
             sync(device)
             t1 = time.perf_counter()
             with autocast:
-                pred = model(batch[v.state], batch.get(v.image))
-                err = (pred.float() - batch[v.action]).abs().mean(-1)
-                loss = (err * ~batch[f"{v.action}_is_pad"]).mean()
+                loss = loss_of(v, model, batch)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
             sync(device)
-            t2 = time.perf_counter()
-            if step >= args.warmup:
-                data_s.append(t1 - t0)
-                updt_s.append(t2 - t1)
+            record(step, t1 - t0, time.perf_counter() - t1)
+
+    with GpuUtil(device) as util:
+        if args.cuda_graph and loader is not None:
+            train_graphed(loader, model, opt, device, args, lambda m, b: loss_of(v, m, b),
+                          util, record)
+        else:
+            eager(util)
     step_s = [d + u for d, u in zip(data_s, updt_s)]
     return {"data_s": stats(data_s), "updt_s": stats(updt_s),
             "samples_per_s": args.batch_size / statistics.median(step_s),
@@ -342,7 +362,7 @@ def run_robocache(args, device, rank, world):
     result = {"loader": "robocache.torch.WindowLoader", "frames": loader.num_samples,
               "robocache_version": robocache.__version__, "torch_version": torch.__version__,
               "python": platform.python_version(), "rank": rank, "world_size": world}
-    result["train"] = train(forever(loader), device, args, lambda b: b)
+    result["train"] = train(forever(loader), device, args, lambda b: b, loader)
     result["alone"] = loader_alone(forever(loader), device, args, lambda b: b)
     result["gather"] = [gather_alone(args, device, rank, world, b)
                         for b in args.gather_batches]
@@ -501,6 +521,8 @@ def parse(argv=None):
                    help="WindowLoader decode threads (default: the cores allowed / ranks)")
     p.add_argument("--ddp-tuned", action="store_true",
                    help="DDP gradient_as_bucket_view + static_graph, fused AdamW on CUDA")
+    p.add_argument("--cuda-graph", action="store_true",
+                   help="WindowLoader side: the whole step in one CUDA graph (training_graph.py)")
     p.add_argument("--bucket-cap-mb", type=int, default=None, help="DDP bucket_cap_mb")
     p.add_argument("--gather-batches", type=int, nargs="*", default=None)
     p.add_argument("--gather-repeat", type=int, default=50)
@@ -560,6 +582,8 @@ def main():
     if rank == 0:
         info = training_data.build(variant.source, args.dataset, args.repeat)
     if world > 1:
+        if args.cuda_graph:  # NCCL collectives inside a captured graph
+            os.environ.setdefault("TORCH_NCCL_ASYNC_ERROR_HANDLING", "0")
         torch.distributed.init_process_group("nccl" if cuda else "gloo")
         torch.distributed.barrier()
         info = json.load(open(os.path.join(args.dataset, "meta", "info.json")))
@@ -574,6 +598,7 @@ def main():
               "batch_size": args.batch_size, "chunk": args.chunk, "d_model": args.d_model,
               "layers": args.layers, "dec_layers": args.dec_layers, "ff": args.ff,
               "ddp_tuned": args.ddp_tuned, "bucket_cap_mb": args.bucket_cap_mb,
+              "cuda_graph": args.cuda_graph,
               "prefetch": args.prefetch, "decode_threads": args.decode_threads,
               "world_size": world, "load_average_before": list(os.getloadavg())}
     result["robocache"] = run_robocache(args, device, rank, world)

@@ -1,5 +1,6 @@
 """Scaling efficiency of bench_training_loop.py under torchrun: reads the result of a
-1-rank run and of an N-rank run of the same configuration, writes OUT/training_scaling_<policy>_<preset>_<default|tuned>_ddpN_<device>.json with
+1-rank run and of an N-rank run of the same configuration, writes
+OUT/training_scaling_<policy>_<preset>_<default|tuned>[_graph]_ddpN_<device>.json with
 
   efficiency = (N-rank samples/s summed over ranks) / (N x 1-rank samples/s)
 
@@ -16,7 +17,7 @@ import sys
 from bench_common import slug, write_json
 
 SAME = ("device", "policy", "preset", "batch_size", "chunk", "d_model", "layers", "dec_layers",
-        "ff", "ddp_tuned", "bucket_cap_mb", "frames")
+        "ff", "ddp_tuned", "bucket_cap_mb", "cuda_graph", "frames")
 
 
 def main(one_path, many_path, out):
@@ -34,13 +35,14 @@ def main(one_path, many_path, out):
               "efficiency": total / (n * single), "inputs": [one_path, many_path],
               "commands": [one["command"], many["command"]], "commit": many["commit"]}
     print(f"{many['device']}, {many['policy']} ({many['preset']}), ddp_tuned "
-          f"{many['ddp_tuned']}: 1 rank {single:,.0f} samples/s, {n} ranks {total:,.0f} "
+          f"{many['ddp_tuned']}, cuda_graph {many.get('cuda_graph', False)}: 1 rank {single:,.0f} samples/s, {n} ranks {total:,.0f} "
           f"samples/s: {100 * result['efficiency']:.1f} % of linear")
     for r in many["per_rank"]:
         print(f"  rank {r['rank']}: data {r['data_s_median'] * 1e3:.2f} ms "
               f"({100 * r['data_fraction']:.1f} % of the step), update "
               f"{r['updt_s_median'] * 1e3:.2f} ms")
-    ddp = "tuned" if many["ddp_tuned"] else "default"
+    ddp = ("tuned" if many["ddp_tuned"] else "default") + ("_graph" if many.get("cuda_graph")
+                                                           else "")
     name = f"training_scaling_{many['policy']}_{many['preset']}_{ddp}_ddp{n}_{slug(many['device'])}"
     write_json(os.path.join(out, name + ".json"), result)
 
