@@ -97,6 +97,10 @@ class ReaderFrames:
     def __init__(self, handles):
         self._handles = handles
 
+    def fresh(self):
+        """The same decoder with no open container (for a forked process)."""
+        return ReaderFrames(Handles(self._handles.limit))
+
     def check(self, key, series):
         """Nothing to check: every image stream decodes through its reader."""
 
@@ -124,6 +128,10 @@ class TorchCodecFrames:
         self.device = device
         self.split = device.type == "cpu"
         self._handles = handles
+
+    def fresh(self):
+        """The same decoder with no open torchcodec decoder (for a forked process)."""
+        return TorchCodecFrames(self.device, Handles(self._handles.limit))
 
     def check(self, key, series):
         if not series.has_video_file:
