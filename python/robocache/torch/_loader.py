@@ -98,6 +98,19 @@ def _groups(where, timeline, budget):
     return groups
 
 
+def _check_workers(workers, decode_device, prefetch):
+    workers = int(workers)
+    if workers < 0:
+        raise ValueError(f"decode_workers must be >= 0, got {workers}")
+    if workers and decode_device == "cuda":
+        raise ValueError("decode_device='cuda' (NVDEC) decodes in the training process: it "
+                         "cannot be combined with decode_workers > 0 (no CUDA in forked "
+                         "worker processes)")
+    if workers and int(prefetch) == 0:
+        raise ValueError("decode_workers > 0 decodes batches ahead: it needs prefetch >= 1")
+    return workers
+
+
 class WindowLoader:
     """Batches of time windows of a recording's streams, for a training loop.
 
@@ -235,6 +248,7 @@ class WindowLoader:
             weights=_weights(where, self.timeline, episode_weights), shuffle=shuffle, seed=seed,
             rank=self.rank, world_size=self.world_size, batch_size=batch_size,
             drop_last=drop_last)
+        decode_workers = _check_workers(decode_workers, decode_device, prefetch)
         frames = make_decoder(decoder, decode_device, self.device, decode_threads)
         self.images = ImagePlan(self.timeline, self.timeline.max_gap_ns,
                                 pin=self.device.type == "cuda", decoder=frames,
@@ -242,25 +256,16 @@ class WindowLoader:
         if int(prefetch) < 0:
             raise ValueError(f"prefetch must be >= 0, got {prefetch}")
         self.prefetch, self.decode_threads = int(prefetch), decode_threads
-        self._workers = self._decode_workers(int(decode_workers), decode_device,
-                                             multiprocessing_context, seed)
+        self._workers = self._decode_workers(decode_workers, multiprocessing_context, seed)
         self._resident = None
         self._group = -1
         self._epoch, self._batch = 0, 0
         self._load_group(0)
         self._log(where)
 
-    def _decode_workers(self, workers, decode_device, context, seed):
-        if workers < 0:
-            raise ValueError(f"decode_workers must be >= 0, got {workers}")
+    def _decode_workers(self, workers, context, seed):
         if workers == 0 or self.images is None:
             return None
-        if decode_device == "cuda":
-            raise ValueError("decode_device='cuda' (NVDEC) decodes in the training process: "
-                             "it cannot be combined with decode_workers > 0 (no CUDA in "
-                             "forked worker processes)")
-        if self.prefetch == 0:
-            raise ValueError("decode_workers > 0 decodes batches ahead: it needs prefetch >= 1")
         workers = DecodeWorkers(self.images, workers, self.prefetch,
                                 self.device.type == "cuda", context, seed)
         weakref.finalize(self, workers.close)  # no worker outlives the loader
