@@ -2,7 +2,8 @@
 (data/robot/lerobot/lingzu_open50_v30_subset, MPEG-4 640 x 480, 30 fps): image keys
 decoded in two DataLoader worker processes give the batches of the in-process decode
 (decode_workers=0, computed when asked for), shuffled, across an epoch boundary, after a
-resume in the middle of an epoch and after a loop left early; a damaged video raises in
+resume in the middle of an epoch and after a loop left early (also torchcodec, and the
+in-memory frames of the EuRoC camera); a damaged video raises in
 the caller the DatasetError the in-process decode raises, word for word, and leaves no
 worker process; close() and deleting the loader leave none either."""
 
@@ -54,6 +55,18 @@ def test_workers_give_the_in_process_batches_across_epochs_resume_and_break():
     assert len(multiprocessing.active_children()) == 4
     ahead.close()
     resumed.close()
+    _no_children()
+
+
+def test_workers_decode_image_streams_that_are_not_video_files(euroc_imu, euroc_gt, euroc_cam):
+    """The EuRoC camera as in-memory frames coding their frame number (the reader's
+    Series.frames, inherited by the fork): the batches of the in-process decode."""
+    from test_window_loader import _loader as euroc_loader, _recording, coded_frames
+
+    rec = _recording(euroc_imu, euroc_gt, euroc_cam, frames=coded_frames)
+    kw = dict(seed=3, windows={"cam": [-0.1, 0.0, 0.05], "imu": [0.0]}, batch_size=256)
+    _equal(list(euroc_loader(rec, prefetch=0, **kw)),
+           list(euroc_loader(rec, decode_workers=2, **kw)))
     _no_children()
 
 
