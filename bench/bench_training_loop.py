@@ -352,18 +352,23 @@ def window_loader(args, device, rank, world, **kw):
     return rt.WindowLoader(rd.open(args.dataset), windows(VARIANTS[args.policy], args.chunk),
                            batch_size=kw.pop("batch_size", args.batch_size), device=device,
                            shuffle=True, seed=0, drop_last=True, rank=rank, world_size=world,
-                           prefetch=args.prefetch, decode_threads=args.decode_threads, **kw)
+                           prefetch=args.prefetch, decode_threads=args.decode_threads,
+                           decode_workers=args.decode_workers, **kw)
 
 
 def run_robocache(args, device, rank, world):
     import robocache
 
     loader = window_loader(args, device, rank, world)
-    result = {"loader": "robocache.torch.WindowLoader", "frames": loader.num_samples,
+    name = "robocache.torch.WindowLoader"
+    if VARIANTS[args.policy].image:
+        name += f"(decode_workers={args.decode_workers})"
+    result = {"loader": name, "frames": loader.num_samples,
               "robocache_version": robocache.__version__, "torch_version": torch.__version__,
               "python": platform.python_version(), "rank": rank, "world_size": world}
     result["train"] = train(forever(loader), device, args, lambda b: b, loader)
     result["alone"] = loader_alone(forever(loader), device, args, lambda b: b)
+    loader.close()  # its decode workers
     result["gather"] = [gather_alone(args, device, rank, world, b)
                         for b in args.gather_batches]
     return result
@@ -468,10 +473,13 @@ def print_table(result):
           f"{result['frames']} frames in {result['episodes']} episodes, batch "
           f"{result['batch_size']}, chunk {result['chunk']}, world size {result['world_size']}")
     print(f"dataset: {result['dataset']}")
-    print(f"{'loader':<45} {'data ms':>9} {'updt ms':>9} {'data %':>7} {'samples/s':>10} "
+    print(f"WindowLoader: prefetch {result['prefetch']}, decode_workers "
+          f"{result['decode_workers']}, decode_threads {result['decode_threads']} per decoding "
+          f"process ({result['cores']} cores allowed)")
+    print(f"{'loader':<48} {'data ms':>9} {'updt ms':>9} {'data %':>7} {'samples/s':>10} "
           f"{'GPU':>5} {'alone/s':>10} {'alone/cpu-s':>11}")
     for row in rows:
-        print(f"{row[0]:<45} {row[1]:9.2f} {row[2]:9.2f} {row[3]:7.1f} {row[4]:10.1f} "
+        print(f"{row[0]:<48} {row[1]:9.2f} {row[2]:9.2f} {row[3]:7.1f} {row[4]:10.1f} "
               f"{row[5]:>5} {row[6]:10.1f} {row[7]:11.1f}")
     for g in result["robocache"]["gather"]:
         extra = f", padded rows {g['padded_rows_windows_per_s']:,.0f}" if "padded_rows" in g \
@@ -517,8 +525,12 @@ def parse(argv=None):
     p.add_argument("--workers", type=int, default=len(os.sched_getaffinity(0)),
                    help="DataLoader workers of the baseline (default: the cores allowed)")
     p.add_argument("--prefetch", type=int, default=2, help="WindowLoader prefetch")
+    p.add_argument("--decode-workers", type=int, default=None,
+                   help="WindowLoader decode worker processes per rank (image policy; default "
+                        "min(8, cores allowed / ranks - 2), at least 0)")
     p.add_argument("--decode-threads", type=int, default=None,
-                   help="WindowLoader decode threads (default: the cores allowed / ranks)")
+                   help="WindowLoader decode threads per process that decodes (default: the "
+                        "cores allowed / ranks, divided by the decode workers)")
     p.add_argument("--ddp-tuned", action="store_true",
                    help="DDP gradient_as_bucket_view + static_graph, fused AdamW on CUDA")
     p.add_argument("--cuda-graph", action="store_true",
@@ -568,8 +580,11 @@ def main():
     cuda = args.device.startswith("cuda")
     rank, world = int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
     local = int(os.environ.get("LOCAL_RANK", 0))
+    cores = len(os.sched_getaffinity(0)) // world
+    if args.decode_workers is None:
+        args.decode_workers = max(0, min(8, cores - 2)) if VARIANTS[args.policy].image else 0
     if args.decode_threads is None:
-        args.decode_threads = max(1, len(os.sched_getaffinity(0)) // world)
+        args.decode_threads = max(1, cores // max(1, args.decode_workers))
     device = torch.device(f"cuda:{local}" if cuda else "cpu")
     if cuda:
         torch.cuda.set_device(device)
@@ -600,6 +615,7 @@ def main():
               "ddp_tuned": args.ddp_tuned, "bucket_cap_mb": args.bucket_cap_mb,
               "cuda_graph": args.cuda_graph,
               "prefetch": args.prefetch, "decode_threads": args.decode_threads,
+              "decode_workers": args.decode_workers,
               "world_size": world, "load_average_before": list(os.getloadavg())}
     result["robocache"] = run_robocache(args, device, rank, world)
     result["per_rank"] = per_rank(result["robocache"], world)

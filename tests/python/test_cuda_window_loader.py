@@ -1,6 +1,6 @@
 """robocache.torch.WindowLoader on a CUDA device: the same batches as the CPU
 backend (the EuRoC episodes of test_window_loader.py; also paged, and with an
-image key), batches computed ahead on a side stream equal those computed when
+image key, also decoded in worker processes), batches computed ahead on a side stream equal those computed when
 asked for, and one step captured in a CUDA graph replays to the eager result.
 Skipped without a CUDA device."""
 
@@ -43,6 +43,19 @@ def test_cuda_paged_with_images_equals_the_cpu_backend(euroc_imu, euroc_gt, euro
     gpu = _loader(rec, device="cuda", max_device_bytes=budget, **kw)
     assert len(gpu.groups) > 1 and gpu.groups == cpu.groups
     _same_batches(cpu, gpu)
+
+
+def test_cuda_decode_workers_equal_the_cpu_backend(euroc_imu, euroc_gt, euroc_cam):
+    """Image keys decoded in worker processes forked from a CUDA process (no CUDA in
+    them), pinned by DataLoader and copied asynchronously: the CPU backend's batches."""
+    import multiprocessing
+
+    rec = _recording(euroc_imu, euroc_gt, euroc_cam, frames=coded_frames)
+    kw = dict(seed=5, windows={"cam": [-0.1, 0.0, 0.05], "imu": [0.0]})
+    gpu = _loader(rec, device="cuda", decode_workers=2, **kw)
+    _same_batches(_loader(rec, **kw), gpu)
+    del gpu
+    assert multiprocessing.active_children() == []
 
 
 def test_cuda_graph_of_one_step_replays(rec):

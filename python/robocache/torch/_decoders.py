@@ -98,6 +98,10 @@ class ReaderFrames:
     def __init__(self, handles):
         self._handles = handles
 
+    def fresh(self):
+        """The same decoder with no open container (for a forked process)."""
+        return ReaderFrames(Handles(self._handles.limit))
+
     def check(self, key, series):
         """Nothing to check: every image stream decodes through its reader."""
 
@@ -133,6 +137,10 @@ class TorchCodecFrames:
         if not hasattr(self._threads, "token"):
             self._threads.token = next(self._tokens)
         return self._threads.token
+
+    def fresh(self):
+        """The same decoder with no open torchcodec decoder (for a forked process)."""
+        return TorchCodecFrames(self.device, Handles(self._handles.limit))
 
     def check(self, key, series):
         if not series.has_video_file:

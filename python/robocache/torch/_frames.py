@@ -12,9 +12,13 @@ decoded in one call of the reader's Series.frames per episode. The loader
 plans and decodes batches in background threads (_prefetch.Prefetch) ahead of
 the one the training loop asks for, into pinned host memory when the device is
 a GPU (or into device memory when NVDEC decodes); the loop then only starts an
-asynchronous copy.
+asynchronous copy. With decode workers (_workers) the parent chooses the frames
+(choose: robocache.align, whose OpenMP threads a forked process must not use)
+and worker processes decode them (decode) into shared memory.
 """
 
+import copy
+import math
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -33,6 +37,7 @@ class ImagePlan:
         self.timeline = timeline
         self.threads = max(1, int(threads))
         self.pin = pin and decoder.device.type == "cpu"
+        self.shared = False
         self.decoder = decoder
         self.keys = []
         for d in timeline.images:
@@ -54,18 +59,42 @@ class ImagePlan:
         with self._guard:
             return self._locks.setdefault(name, threading.Lock())
 
-    def load(self, idx):
+    def for_worker(self):
+        """A copy for a decode worker process (_workers): its own decoder, so that no
+        container or decoder opened in the parent is shared across the fork; its own
+        locks (one held by a parent thread at the fork would never be released); batches
+        allocated in shared memory, which the worker hands to the parent without a copy,
+        and never pinned (no CUDA in a forked process)."""
+        plan = copy.copy(self)
+        plan.decoder = self.decoder.fresh()
+        plan.pin, plan.shared = False, True
+        plan._locks, plan._guard = {}, threading.Lock()
+        return plan
+
+    def choose(self, idx):
+        """The frames of samples `idx` (int64 [B]): (episode int64 [B], {key: int64
+        [B, W] rows of the key's series}, {f"{key}_is_pad": bool [B, W] tensor})."""
         idx = np.asarray(idx, dtype=np.int64)
         t = self.timeline.sample_time[idx]
         episode = self.timeline.sample_episode[idx]
-        batch = {}
-        for spec, d, stream, offsets in self.keys:
+        frames, pads = {}, {}
+        for spec, _, stream, offsets in self.keys:
             B, W = idx.size, offsets.size
             targets = (t[:, None] + offsets[None, :]).reshape(-1)
             frame, valid = robocache.align([stream], targets, out_dtype="float64")
-            frame = frame.reshape(B, W).astype(np.int64)
-            batch[f"{spec.key}_is_pad"] = torch.from_numpy(~valid.reshape(B, W))
-            batch[spec.key] = self._decode(spec.key, d, episode, frame)
+            frames[spec.key] = frame.reshape(B, W).astype(np.int64)
+            pads[f"{spec.key}_is_pad"] = torch.from_numpy(~valid.reshape(B, W))
+        return episode, frames, pads
+
+    def decode(self, episode, frames):
+        """{key: uint8 [B, W, H, W, C]}: the frames chosen by choose()."""
+        return {spec.key: self._decode(spec.key, d, episode, frames[spec.key])
+                for spec, d, _, _ in self.keys}
+
+    def load(self, idx):
+        """choose(idx) and decode(): the batch's image keys and their `_is_pad`."""
+        episode, frames, batch = self.choose(idx)
+        batch.update(self.decode(episode, frames))
         return batch
 
     def _decode(self, key, d, episode, frame):
@@ -132,8 +161,7 @@ class ImagePlan:
                                  f"{images.dtype} {shape} for {n} frames; expected uint8 "
                                  "[n, H, W, C]")
             if out is None:
-                out = torch.empty((B, W) + shape[1:], dtype=torch.uint8,
-                                  device=images.device, pin_memory=self.pin)
+                out = self._empty((B, W) + shape[1:], images.device)
             elif shape[1:] != tuple(out.shape[2:]):
                 raise ValueError(f"key {key!r}: {where}: frames of shape {shape[1:]}, "
                                  f"{tuple(out.shape[2:])} elsewhere in the batch")
@@ -143,6 +171,12 @@ class ImagePlan:
         if out.is_cuda:
             torch.cuda.current_stream(out.device).synchronize()  # decoded before handed out
         return out
+
+    def _empty(self, shape, device):
+        if self.shared:  # a shared-memory segment from the start: sent to the parent as is
+            storage = torch.UntypedStorage._new_shared(math.prod(shape))
+            return torch.empty(0, dtype=torch.uint8).set_(storage).view(shape)
+        return torch.empty(shape, dtype=torch.uint8, device=device, pin_memory=self.pin)
 
 
 def to_device(batch, device):

@@ -4,6 +4,7 @@ computed on the device from device-resident episodes (docs/loader.md)."""
 import logging
 import math
 import os
+import weakref
 
 import numpy as np
 import torch
@@ -15,6 +16,7 @@ from ._order import EpochOrder
 from ._resident import Resident
 from ._spec import parse_windows
 from ._timeline import Timeline
+from ._workers import DecodeWorkers
 
 log = logging.getLogger("robocache.torch")
 
@@ -96,6 +98,19 @@ def _groups(where, timeline, budget):
     return groups
 
 
+def _check_workers(workers, decode_device, prefetch):
+    workers = int(workers)
+    if workers < 0:
+        raise ValueError(f"decode_workers must be >= 0, got {workers}")
+    if workers and decode_device == "cuda":
+        raise ValueError("decode_device='cuda' (NVDEC) decodes in the training process: it "
+                         "cannot be combined with decode_workers > 0 (no CUDA in forked "
+                         "worker processes)")
+    if workers and int(prefetch) == 0:
+        raise ValueError("decode_workers > 0 decodes batches ahead: it needs prefetch >= 1")
+    return workers
+
+
 class WindowLoader:
     """Batches of time windows of a recording's streams, for a training loop.
 
@@ -166,15 +181,30 @@ class WindowLoader:
     decode_device
                 "cpu" (default: decoded on the host, copied to the device) or
                 "cuda" (decoder="torchcodec" only: NVDEC on the loader's GPU)
+    decode_workers
+                0 (default): image keys decoded by threads of this process (above).
+                N > 0: decoded by N worker processes, as DataLoader(num_workers=N)
+                (torch.utils.data.DataLoader runs them: forked at the first
+                iteration and kept until close() or the loader's deletion), each
+                with decode_threads threads and `prefetch` batches in flight; the
+                frames are chosen in this process, the batches are the same as with
+                0. Keeps decoding off the interpreter lock of the training loop.
+                Needs prefetch >= 1 and decode_device "cpu"; ignored without image
+                keys
+    multiprocessing_context
+                the workers' start method: None (fork) or "fork" or a fork context;
+                the workers inherit the recording's readers, which do not pickle
 
     Each batch: {key: [B, W, D] out_dtype (images: [B, W, C, H, W] uint8),
     f"{key}_is_pad": [B, W] bool, "episode_index", "frame_index" (the
     sample's position in its episode), "sample_index": [B] int64}, on device.
 
     Raises ValueError (windows, options, episodes, weights, ranks, a
-    decoder that cannot decode a key's stream), robocache.datasets.DatasetError
-    (a missing stream, a stream whose columns change between episodes, naming
-    file, episode and stream; a video the decoder cannot read), ImportError
+    decoder that cannot decode a key's stream, decode_workers with prefetch 0,
+    decode_device "cuda" or a start method other than fork),
+    robocache.datasets.DatasetError (a missing stream, a stream whose columns
+    change between episodes, naming file, episode and stream; a video the
+    decoder cannot read, also from a decode worker, with the same message), ImportError
     from rd.open for a missing format extra, or naming robocache[torchcodec].
     """
 
@@ -182,7 +212,8 @@ class WindowLoader:
                  drop_last=False, episodes=None, episode_weights=None, reference=None,
                  rate_hz=None, tolerance_s=1e-4, out_dtype=torch.float32, rank=None,
                  world_size=None, max_device_bytes=None, prefetch=2, decode_threads=1,
-                 decoder="pyav", decode_device="cpu"):
+                 decoder="pyav", decode_device="cpu", decode_workers=0,
+                 multiprocessing_context=None):
         if isinstance(recording, (str, os.PathLike)):
             import robocache.datasets as rd
             recording = rd.open(recording)
@@ -217,6 +248,7 @@ class WindowLoader:
             weights=_weights(where, self.timeline, episode_weights), shuffle=shuffle, seed=seed,
             rank=self.rank, world_size=self.world_size, batch_size=batch_size,
             drop_last=drop_last)
+        decode_workers = _check_workers(decode_workers, decode_device, prefetch)
         frames = make_decoder(decoder, decode_device, self.device, decode_threads)
         self.images = ImagePlan(self.timeline, self.timeline.max_gap_ns,
                                 pin=self.device.type == "cuda", decoder=frames,
@@ -224,11 +256,26 @@ class WindowLoader:
         if int(prefetch) < 0:
             raise ValueError(f"prefetch must be >= 0, got {prefetch}")
         self.prefetch, self.decode_threads = int(prefetch), decode_threads
+        self._workers = self._decode_workers(decode_workers, multiprocessing_context, seed)
         self._resident = None
         self._group = -1
         self._epoch, self._batch = 0, 0
         self._load_group(0)
         self._log(where)
+
+    def _decode_workers(self, workers, context, seed):
+        if workers == 0 or self.images is None:
+            return None
+        workers = DecodeWorkers(self.images, workers, self.prefetch,
+                                self.device.type == "cuda", context, seed)
+        weakref.finalize(self, workers.close)  # no worker outlives the loader
+        return workers
+
+    def close(self):
+        """Stops the decode worker processes (decode_workers > 0) and waits for them;
+        a later iteration starts new ones. Deleting the loader does the same."""
+        if self._workers is not None:
+            self._workers.close()
 
     # ---- device memory ------------------------------------------------------------------
 
@@ -337,8 +384,9 @@ class WindowLoader:
         0 the next batch is computed while the caller works on this one: on
         CUDA its windows are enqueued on a side stream from a background
         thread as soon as this batch is handed out, on the CPU computed in a
-        background thread; image keys are decoded `prefetch` batches ahead.
-        A batch computed ahead is not counted as consumed (state_dict)."""
+        background thread; image keys are decoded `prefetch` batches ahead
+        (decode_workers: `prefetch` per worker process). A batch computed
+        ahead is not counted as consumed (state_dict)."""
         epoch, start = self._epoch, self._batch
         order = self.order.indices(epoch)
         count = len(self.order)
@@ -354,14 +402,17 @@ class WindowLoader:
 
         side = ahead = frames = None
         if self.prefetch > 0:
+            if self._workers is not None:  # forked at the first start: before any thread here
+                split = self.order.batch
+                frames = self._workers.start(split(order, i).numpy() for i in range(start, count))
+            elif self.images is not None:
+                frames = Prefetch(images, start, self.prefetch, self.decode_threads)
             if self.device.type == "cuda":
                 side = SideStream(self.device)
                 side.start()
                 ahead = Prefetch(lambda i: side.run(windows, i), start, 1, 1)
             else:
                 ahead = Prefetch(windows, start, 1, 1)
-            if self.images is not None:
-                frames = Prefetch(images, start, self.prefetch, self.decode_threads)
         try:
             for i in range(start, count):
                 if ahead is None:
