@@ -18,8 +18,10 @@ in DistributedDataParallel (--ddp-tuned: gradient_as_bucket_view, static_graph, 
 each rank fed its own shard; rank 0 gathers every rank's data wait (scripts/gpu-multi.sh
 computes the scaling efficiency from a 1-rank and an N-rank run).
 Per step: data_s = waiting for the next batch (baseline: + .to(device)), updt_s =
-forward + backward + optimizer step (both end waiting for the caller's CUDA stream), so
-samples/s = batch / (data_s + updt_s); GPU utilisation sampled through NVML (pynvml)
+forward + backward + optimizer step (both end waiting for the caller's CUDA stream);
+samples/s = batch x steps / the steps' total time and the data share = total data_s / total
+time, so that a loader's occasional long stalls count (the median step's figures are
+recorded beside them); GPU utilisation sampled through NVML (pynvml)
 when present. Also: the loaders alone (no model: samples/s of wall time, and samples per
 CPU second of the process and its DataLoader workers, the measure that holds on a shared
 host) and WindowLoader.gather
@@ -254,8 +256,10 @@ def train(batches, device, args, to_device, loader=None):
             eager(util)
     step_s = [d + u for d, u in zip(data_s, updt_s)]
     return {"data_s": stats(data_s), "updt_s": stats(updt_s),
-            "samples_per_s": args.batch_size / statistics.median(step_s),
-            "data_fraction": statistics.median(data_s) / statistics.median(step_s),
+            "samples_per_s": args.batch_size * len(step_s) / sum(step_s),
+            "data_fraction": sum(data_s) / sum(step_s),
+            "samples_per_s_median_step": args.batch_size / statistics.median(step_s),
+            "data_fraction_median_step": statistics.median(data_s) / statistics.median(step_s),
             "gpu_util_percent": util.mean, "steps": args.steps, "warmup": args.warmup}
 
 
