@@ -357,7 +357,8 @@ def window_loader(args, device, rank, world, **kw):
                            batch_size=kw.pop("batch_size", args.batch_size), device=device,
                            shuffle=True, seed=0, drop_last=True, rank=rank, world_size=world,
                            prefetch=args.prefetch, decode_threads=args.decode_threads,
-                           decode_workers=args.decode_workers, **kw)
+                           decode_workers=args.decode_workers, decoder=args.decoder,
+                           decode_device=args.decode_device, **kw)
 
 
 def run_robocache(args, device, rank, world):
@@ -366,7 +367,8 @@ def run_robocache(args, device, rank, world):
     loader = window_loader(args, device, rank, world)
     name = "robocache.torch.WindowLoader"
     if VARIANTS[args.policy].image:
-        name += f"(decode_workers={args.decode_workers})"
+        name += f"(decode_workers={args.decode_workers})" if args.decode_device == "cpu" else \
+            f"({args.decoder} on {args.decode_device})"
     result = {"loader": name, "frames": loader.num_samples,
               "robocache_version": robocache.__version__, "torch_version": torch.__version__,
               "python": platform.python_version(), "rank": rank, "world_size": world}
@@ -477,7 +479,8 @@ def print_table(result):
           f"{result['frames']} frames in {result['episodes']} episodes, batch "
           f"{result['batch_size']}, chunk {result['chunk']}, world size {result['world_size']}")
     print(f"dataset: {result['dataset']}")
-    print(f"WindowLoader: prefetch {result['prefetch']}, decode_workers "
+    print(f"WindowLoader: {result['decoder']} on {result['decode_device']}, prefetch "
+          f"{result['prefetch']}, decode_workers "
           f"{result['decode_workers']}, decode_threads {result['decode_threads']} per decoding "
           f"process ({result['cores']} cores allowed)")
     print(f"{'loader':<48} {'data ms':>9} {'updt ms':>9} {'data %':>7} {'samples/s':>10} "
@@ -529,6 +532,10 @@ def parse(argv=None):
     p.add_argument("--workers", type=int, default=len(os.sched_getaffinity(0)),
                    help="DataLoader workers of the baseline (default: the cores allowed)")
     p.add_argument("--prefetch", type=int, default=2, help="WindowLoader prefetch")
+    p.add_argument("--decoder", choices=("pyav", "torchcodec"), default="pyav",
+                   help="WindowLoader decoder")
+    p.add_argument("--decode-device", choices=("cpu", "cuda"), default="cpu",
+                   help="WindowLoader decode_device (cuda: NVDEC, --decoder torchcodec)")
     p.add_argument("--decode-workers", type=int, default=None,
                    help="WindowLoader decode worker processes per rank (image policy; default "
                         "min(8, cores allowed / ranks - 2), at least 0)")
@@ -586,7 +593,8 @@ def main():
     local = int(os.environ.get("LOCAL_RANK", 0))
     cores = len(os.sched_getaffinity(0)) // world
     if args.decode_workers is None:
-        args.decode_workers = max(0, min(8, cores - 2)) if VARIANTS[args.policy].image else 0
+        args.decode_workers = max(0, min(8, cores - 2)) \
+            if VARIANTS[args.policy].image and args.decode_device == "cpu" else 0
     if args.decode_threads is None:
         args.decode_threads = max(1, cores // max(1, args.decode_workers))
     device = torch.device(f"cuda:{local}" if cuda else "cpu")
@@ -619,7 +627,8 @@ def main():
               "ddp_tuned": args.ddp_tuned, "bucket_cap_mb": args.bucket_cap_mb,
               "cuda_graph": args.cuda_graph,
               "prefetch": args.prefetch, "decode_threads": args.decode_threads,
-              "decode_workers": args.decode_workers,
+              "decode_workers": args.decode_workers, "decoder": args.decoder,
+              "decode_device": args.decode_device,
               "world_size": world, "load_average_before": list(os.getloadavg())}
     result["robocache"] = run_robocache(args, device, rank, world)
     result["per_rank"] = per_rank(result["robocache"], world)
