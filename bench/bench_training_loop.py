@@ -221,7 +221,6 @@ def train(batches, device, args, to_device, loader=None):
     replays of one captured step, training_graph.py); per-step data_s / updt_s
     statistics."""
     v = VARIANTS[args.policy]
-    model, opt = model_for(args, device)
     autocast = torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else \
         torch.autocast("cpu", enabled=False)
     data_s, updt_s = [], []
@@ -232,6 +231,7 @@ def train(batches, device, args, to_device, loader=None):
             updt_s.append(updt)
 
     def eager(util):
+        model, opt = model_for(args, device)
         it = iter(batches)
         for step in range(args.warmup + args.steps):
             if step == args.warmup:
@@ -250,8 +250,8 @@ def train(batches, device, args, to_device, loader=None):
 
     with GpuUtil(device) as util:
         if args.cuda_graph and loader is not None:
-            train_graphed(loader, model, opt, device, args, lambda m, b: loss_of(v, m, b),
-                          util, record)
+            train_graphed(loader, lambda: model_for(args, device), device, args,
+                          lambda m, b: loss_of(v, m, b), util, record)
         else:
             eager(util)
     step_s = [d + u for d, u in zip(data_s, updt_s)]

@@ -8,8 +8,10 @@ few hundred kernels a step, and under DDP for the slowest rank's host. A replay 
 the step in one call. Per step the host copies the batch's sample indices (a slice of
 the epoch's order, already on the device) into the static index tensor and replays;
 data_s is that copy, the gather's own time is inside updt_s (WindowLoader.gather alone
-is timed separately). Warm-up: 11 eager steps on a side stream (DDP builds its buckets
-in the first ones), as torch.cuda.graphs' whole-network capture asks for.
+is timed separately). The model (and its DistributedDataParallel wrapper), 11 eager
+warm-up steps (DDP builds its buckets in the first ones) and the capture all run on one
+side stream, as whole-network capture with DDP asks for (DDP keeps references to
+gradient-accumulation nodes made on the stream it was built on).
 """
 
 import time
@@ -19,10 +21,11 @@ import torch
 WARMUP_EAGER = 11
 
 
-def train_graphed(loader, model, opt, device, args, loss_of, util, record):
-    """Captures one step, then runs args.warmup + args.steps replays; record(step,
-    data_s, updt_s) is called for every replay. Needs a CUDA device, an unpaged
-    loader (one episode group) and drop_last (a fixed batch size)."""
+def train_graphed(loader, build, device, args, loss_of, util, record):
+    """Builds (model, optimizer) = build(), captures one step, then runs args.warmup +
+    args.steps replays; record(step, data_s, updt_s) is called for every replay. Needs a
+    CUDA device, an unpaged loader (one episode group) and drop_last (a fixed batch
+    size)."""
     if len(loader.groups) != 1:
         raise SystemExit("--cuda-graph needs the low-dim streams resident in one group")
     B, count = args.batch_size, len(loader)
@@ -36,6 +39,10 @@ def train_graphed(loader, model, opt, device, args, loss_of, util, record):
         return orders[epoch][k * B:(k + 1) * B]
 
     static = indices(0).clone()
+    side = torch.cuda.Stream(device)
+    side.wait_stream(torch.cuda.current_stream(device))
+    with torch.cuda.stream(side):
+        model, opt = build()
 
     def step():
         batch = loader.gather(static)
@@ -45,18 +52,16 @@ def train_graphed(loader, model, opt, device, args, loss_of, util, record):
         opt.step()
         return loss
 
-    side = torch.cuda.Stream(device)
-    side.wait_stream(torch.cuda.current_stream(device))
     with torch.cuda.stream(side):
         for i in range(WARMUP_EAGER):
             static.copy_(indices(i))
             opt.zero_grad(set_to_none=True)
             step()
-    torch.cuda.current_stream(device).wait_stream(side)
-    opt.zero_grad(set_to_none=True)
+        opt.zero_grad(set_to_none=True)
     graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
+    with torch.cuda.graph(graph, stream=side):
         step()
+    torch.cuda.current_stream(device).wait_stream(side)
     stream = torch.cuda.current_stream(device)
     for s in range(args.warmup + args.steps):
         if s == args.warmup:
