@@ -93,7 +93,6 @@ class ReaderFrames:
 
     name = "pyav"
     device = torch.device("cpu")
-    split = True  # a file's frames may be decoded in runs on several threads
 
     def __init__(self, handles):
         self._handles = handles
@@ -116,10 +115,10 @@ class ReaderFrames:
 
 
 class TorchCodecFrames:
-    """torchcodec.decoders.VideoDecoder on video files, frames [n, H, W, C] on `device`.
-    On the host a file's frames may be decoded in runs on several threads, each by its own
-    decoder; NVDEC (a CUDA device) decodes a file's frames with one decoder, each thread
-    with its own. Decoders are kept open across batches in `handles`."""
+    """torchcodec.decoders.VideoDecoder on video files, frames [n, H, W, C] on `device`
+    (the host, or a CUDA device: NVDEC). A file's frames may be decoded in runs on several
+    threads, each by its own decoder (NVDEC: each thread with decoders of its own). Decoders
+    are kept open across batches in `handles`."""
 
     name = "torchcodec"
 
@@ -127,7 +126,6 @@ class TorchCodecFrames:
         purpose = "decode video frames with decoder='torchcodec'"
         self._decoders = require("torchcodec.decoders", extra="torchcodec", purpose=purpose)
         self.device = device
-        self.split = device.type == "cpu"
         self._handles = handles
         self._threads, self._tokens = threading.local(), itertools.count()
 

@@ -5,9 +5,9 @@ the image stream's frame times (the same timeline and options as the
 low-dimensional keys, so the same choice as on the device). The frames of a
 video file (LeRobot MP4s pack many episodes) are gathered over the batch's
 episodes and cut between groups of pictures into up to `threads` runs
-(VideoFile.split), each decoded in ONE call, on its own thread, by its own
-container or decoder (_decoders: PyAV, or torchcodec on the host; NVDEC
-decodes a file's frames in one run); the frames of other image streams are
+(VideoFile.split), each decoded in ONE call, on one of the plan's decode
+threads, by that thread's own container or decoder (_decoders: PyAV, or
+torchcodec on the host or by NVDEC); the frames of other image streams are
 decoded in one call of the reader's Series.frames per episode. The loader
 plans and decodes batches in background threads (_prefetch.Prefetch) ahead of
 the one the training loop asks for, into pinned host memory when the device is
@@ -52,10 +52,19 @@ class ImagePlan:
             self.keys.append((spec, d, stream, np.asarray(spec.offsets_ns, dtype=np.int64)))
         self._locks = {}
         self._guard = threading.Lock()
+        self._pool = None
+
+    def _threads(self):
+        """The plan's decode threads, started at the first batch that needs several and kept:
+        a thread keeps its open decoders (NVDEC decoders are used only by the thread that
+        opened them, so new threads for every batch would open new ones)."""
+        with self._guard:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="robocache-decode")
+            return self._pool
 
     def _lock(self, name):
-        """One lock per series (a reader's decoder need not be thread-safe) or, when
-        the decoder does not split files, per video file (one decoder per file)."""
+        """One lock per series (a reader's decoder need not be thread-safe)."""
         with self._guard:
             return self._locks.setdefault(name, threading.Lock())
 
@@ -68,7 +77,7 @@ class ImagePlan:
         plan = copy.copy(self)
         plan.decoder = self.decoder.fresh()
         plan.pin, plan.shared = False, True
-        plan._locks, plan._guard = {}, threading.Lock()
+        plan._locks, plan._guard, plan._pool = {}, threading.Lock(), None
         return plan
 
     def choose(self, idx):
@@ -120,7 +129,7 @@ class ImagePlan:
             slots = np.concatenate(slots)
             wanted, where = np.unique(np.concatenate(positions), return_inverse=True)
             first = 0
-            for run in video.split(wanted, self.threads if self.decoder.split else 1):
+            for run in video.split(wanted, self.threads):
                 mine = (where >= first) & (where < first + run.size)
                 tasks.append((path, self._video_task(video, run), slots[mine],
                               where[mine] - first))
@@ -134,13 +143,7 @@ class ImagePlan:
         return decode
 
     def _video_task(self, video, run):
-        if self.decoder.split:
-            return lambda: self.decoder.video(video, run)
-
-        def decode():
-            with self._lock(video.path):
-                return self.decoder.video(video, run)
-        return decode
+        return lambda: self.decoder.video(video, run)
 
     def _assemble(self, key, B, W, tasks):
         """Runs the tasks (where, decode, slots, pick) on up to `threads` threads and
@@ -148,8 +151,7 @@ class ImagePlan:
         threads = min(self.threads, len(tasks))
         if threads == 1:
             return self._place(key, B, W, tasks, (t[1]() for t in tasks))
-        with ThreadPoolExecutor(threads, thread_name_prefix="robocache-decode") as pool:
-            return self._place(key, B, W, tasks, pool.map(lambda t: t[1](), tasks))
+        return self._place(key, B, W, tasks, self._threads().map(lambda t: t[1](), tasks))
 
     def _place(self, key, B, W, tasks, results):
         out = None
