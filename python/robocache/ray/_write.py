@@ -10,7 +10,8 @@ from ..convert import _output
 from ..convert._convert import write
 from . import _shards
 from ._read import load_shard_list
-from ._video import StagedEpisode, VideoPlacer
+from ._merge import MergeWriter
+from ._video import StagedEpisode
 
 
 def write_lerobot(ds, output, *, overwrite=False, robot_type=None, log=None):
@@ -24,8 +25,9 @@ def write_lerobot(ds, output, *, overwrite=False, robot_type=None, log=None):
     order, into a temporary folder renamed to `output` at the end (data files,
     meta/episodes, meta/stats.json merged from the per-episode statistics the
     workers computed, tasks, info; each shard's MP4 files placed as
-    videos/<key>/chunk-CCC/file-FFF.mp4), then OUTPUT.sync.json, and removes
-    the staging folder. It takes shard i as soon as the rows of shards 0..i
+    videos/<key>/chunk-CCC/file-FFF.mp4; Parquet writes overlap the reading
+    of the next shard, _merge.MergeWriter), then OUTPUT.sync.json, and
+    removes the staging folder. It takes shard i as soon as the rows of shards 0..i
     have come out of `ds` (ds.iter_rows: rows arrive as actors finish), so
     the merge runs while later recordings are converted.
     Returns convert's sync report. Raises OutputError (output exists without
@@ -41,7 +43,7 @@ def write_lerobot(ds, output, *, overwrite=False, robot_type=None, log=None):
     paths, keys, todo, plan = saved
     specs, fps, options = pickle.loads(plan)
     report = write(_in_order(ds, root, keys, todo), output, to="lerobot", inputs=paths, fps=fps,
-                   options=options, robot_type=robot_type, log=log, writer_class=VideoPlacer)
+                   options=options, robot_type=robot_type, log=log, writer_class=MergeWriter)
     shutil.rmtree(root, ignore_errors=True)
     return report
 
