@@ -12,18 +12,28 @@ defaults (48 recordings, 2 runs per case, --workers 1 2 4 8 16) give each of
 
   serial   robocache.convert.convert(all inputs) -> one dataset
   pool W   multiprocessing.Pool(W).map of convert([one input]) -> one dataset
-           per input (what a user would write; no merged dataset)
+           per input (what a user would write; no merged dataset). The
+           spawn start method: each pool process imports robocache.convert
+           once (about 0.2 s), as each Ray actor does; fork would share the
+           parent's imports.
   ray W    robocache.ray.convert(all inputs, num_workers=W) on a local Ray
-           started with num_cpus=W before timing (ray.init not timed)
-           -> one dataset, the same files as serial (checked every run)
+           started with num_cpus=W before timing -> one dataset, the same
+           files as serial (checked every run). Not timed: ray.init and a
+           1-row Ray Data job that starts Ray Data's own actors (the cluster's
+           start-up, once per cluster; recorded as ray_start_s).
 
 Reports per case median/p10/p90 seconds, episodes/s and MB/s (input bytes /
 median time), the scaling efficiency of Ray and of the pool (throughput at W
-/ (W x throughput at the fewest workers)) and Ray's overhead over the pool at
-equal W (ray median / pool median - 1). The first serial run's dataset is the
-reference every Ray run is checked against, file for file. Prints a table and
-writes ray_convert_<cpu-model>_<N>cpu.json to --out (a folder, default
-bench/results/, or a file name).
+/ (W x throughput at the fewest workers)), the efficiency against serial
+(serial time / (W x time)) and Ray's overhead over the pool at equal W (ray
+median / pool median - 1). Ray's phases, from a thread watching the staging
+folder and the merge's per-episode log: first_shard_s (start-up until the
+first shard is written), last_shard_s (until the last one is), merged_s
+(until the merge has written the last episode) and end_s (the dataset
+renamed into place, staging folder removed). The first serial run's dataset
+is the reference every Ray run is checked against, file for file. Prints a
+table and writes ray_convert_<cpu-model>_<N>cpu.json to --out (a folder,
+default bench/results/, or a file name).
 
 usage: python bench/bench_ray_convert.py [--workers 1 2 4 8 16] [--recordings N]
                                           [--repeats R] [--out PATH]
@@ -38,6 +48,7 @@ import platform
 import shutil
 import sys
 import tempfile
+import threading
 import time
 
 import numpy as np
@@ -86,9 +97,41 @@ def run_pool(inputs, out, workers):
         pool.map(convert_one, [(p, f"{out}/{i}") for i, p in enumerate(inputs)], chunksize=1)
 
 
-def run_ray(inputs, out, workers):
+def run_ray(inputs, out, workers, phases):
+    """robocache.ray.convert; appends the run's phases (seconds from its start)."""
     import robocache.ray as rr
-    rr.convert(inputs, out, streams=STREAMS, fps=FPS, num_workers=workers)
+    from robocache.ray._shards import staging
+    stage, t0, seen, merged = staging(out), time.perf_counter(), {}, []
+    done = threading.Event()
+
+    def watch():  # completed shards are the 16-hex-digit folders of the staging folder
+        while not done.wait(0.02):
+            try:
+                n = sum(len(d) == 16 for d in os.listdir(stage))
+            except OSError:
+                continue
+            if n and n not in seen:
+                seen[n] = time.perf_counter() - t0
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        rr.convert(inputs, out, streams=STREAMS, fps=FPS, num_workers=workers,
+                   log=lambda line: merged.append(time.perf_counter() - t0))
+    finally:
+        done.set()
+        watcher.join()
+    phases.append({"first_shard_s": min(seen.values()), "last_shard_s": max(seen.values()),
+                   "merged_s": merged[-1], "end_s": time.perf_counter() - t0})
+
+
+def start_ray(workers):
+    """ray.init and a 1-row Ray Data job (Ray Data's actors started); seconds."""
+    import ray
+    t0 = time.perf_counter()
+    ray.init(num_cpus=workers, log_to_driver=False, include_dashboard=False)
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    ray.data.range(1).map_batches(lambda b: b).take_all()
+    return time.perf_counter() - t0
 
 
 def same_dataset(a, b):
@@ -146,12 +189,14 @@ def main():
     for w in args.workers:
         rows.append(summary("pool", w, timed(lambda o: run_pool(inputs, o, w), tmp,
                                              args.repeats), episodes, mb))
-        ray.init(num_cpus=w, log_to_driver=False, include_dashboard=False)
-        ctx = ray.data.DataContext.get_current()
-        ctx.enable_progress_bars = False
-        rows.append(summary("ray", w, timed(lambda o: run_ray(inputs, o, w), tmp, args.repeats,
-                                            lambda o: same_dataset(reference, o)),
+        start, phases = start_ray(w), []
+        rows.append(summary("ray", w, timed(lambda o: run_ray(inputs, o, w, phases), tmp,
+                                            args.repeats, lambda o: same_dataset(reference, o)),
                             episodes, mb))
+        rows[-1]["ray_start_s"] = start
+        rows[-1]["phases"] = phases
+        rows[-1]["phases_median"] = {k: float(np.median([p[k] for p in phases]))
+                                     for k in phases[0]}
         ray.shutdown()
     for case in ("pool", "ray"):
         base = next(r for r in rows if r["case"] == case and r["workers"] == min(args.workers))
@@ -159,6 +204,8 @@ def main():
             if r["case"] == case:
                 r["scaling_efficiency"] = (r["episodes_per_s"] * base["workers"]
                                            / (base["episodes_per_s"] * r["workers"]))
+    for r in rows[1:]:
+        r["efficiency_vs_serial"] = rows[0]["median_s"] / (r["workers"] * r["median_s"])
     for r in rows:
         if r["case"] == "ray":
             pool = next(p for p in rows if p["case"] == "pool" and p["workers"] == r["workers"])
@@ -167,13 +214,17 @@ def main():
           f"{args.repeats} runs each, {os.cpu_count()} CPUs, load average before: "
           f"{load[0]:.1f}, {time.perf_counter() - t_start:.0f} s in all")
     print(f"{'case':8s} {'W':>3s} {'median s':>9s} {'p10':>7s} {'p90':>7s} {'ep/s':>7s} "
-          f"{'MB/s':>7s} {'eff':>6s} {'vs pool':>8s}")
+          f"{'MB/s':>7s} {'eff':>6s} {'vs ser':>6s} {'vs pool':>8s}  ray phases (median s: "
+          "first shard, last shard, merged, end; start-up not timed)")
     for r in rows:
         eff = f"{r['scaling_efficiency']:.2f}" if "scaling_efficiency" in r else "-"
+        ser = f"{r['efficiency_vs_serial']:.2f}" if "efficiency_vs_serial" in r else "-"
         ovh = f"{100 * r['overhead_vs_pool']:+.0f}%" if "overhead_vs_pool" in r else "-"
+        ph = ("  " + " ".join(f"{v:.2f}" for v in r["phases_median"].values())
+              + f" ({r['ray_start_s']:.1f})") if "phases_median" in r else ""
         print(f"{r['case']:8s} {r['workers']:3d} {r['median_s']:9.2f} {r['p10_s']:7.2f} "
               f"{r['p90_s']:7.2f} {r['episodes_per_s']:7.2f} {r['mb_per_s']:7.2f} {eff:>6s} "
-              f"{ovh:>8s}")
+              f"{ser:>6s} {ovh:>8s}{ph}")
     result = {"benchmark": "ray_convert", "device": cpu_model(), "cpus": os.cpu_count(),
               "load_average_before": load, "python": platform.python_version(),
               "ray": ray.__version__, "robocache": robocache.__version__,
@@ -181,7 +232,7 @@ def main():
               "inputs": {"recordings": len(inputs), "mb": mb, "episodes": episodes,
                          "built_from": [str(s.relative_to(ROOT)) for s in SOURCES],
                          "fps": FPS, "streams": STREAMS},
-              "ray_init_timed": False, "results": rows}
+              "ray_init_timed": False, "ray_data_warmup_timed": False, "results": rows}
     out = pathlib.Path(args.out or ROOT / "bench" / "results")
     if out.suffix != ".json":
         out = out / f"ray_convert_{slug(cpu_model())}_{os.cpu_count()}cpu.json"

@@ -1,13 +1,16 @@
 """robocache.ray against robocache.convert: the same recordings converted
 serially and on a local Ray (2 CPUs) give the same LeRobot v3.0 dataset, file
-for file, also after a worker dies mid-shard (Ray's retry) and when a job that
-stopped before its last shard is rerun (completed shards skipped). Inputs: the
+for file, also after a worker dies mid-shard (Ray's retry), when a job that
+stopped before its last shard is rerun (completed shards skipped) and when the
+shards are written out of input order (the merge streams them in order); the
+merge's writer rotates data files as the serial one. Inputs: the
 real Husky recording as MCAP and as ROS 1 bag, plus two copies of it written
 here with rosbags, cut to a part of the drive and shifted in time."""
 
 import json
 import os
 import sys
+import time
 
 import pytest
 
@@ -140,3 +143,52 @@ def test_rerun_skips_completed_shards(inputs, serial, tmp_path):
     redone = sorted(os.listdir(log))
     assert len(redone) == 2 and os.path.basename(inputs[3]) in redone
     assert_same_dataset(serial, out)
+
+
+class LastFirst(rr.Align):
+    """Converts `first` only once every other recording's shard is in the
+    staging folder (or after 60 s), so its row comes out of the dataset last."""
+
+    def __init__(self, first, others, flag):
+        super().__init__("cpu")
+        self.first, self.others, self.flag = first, others, flag
+
+    def __call__(self, batch):
+        if self.first in list(batch["path"]):
+            stage = str(batch["staging"][0])
+            for _ in range(600):
+                if sum(len(d) == 16 for d in os.listdir(stage)) == self.others:
+                    open(self.flag, "w").close()
+                    break
+                time.sleep(0.1)
+        return super().__call__(batch)
+
+
+def test_merge_waits_for_shards_in_input_order(inputs, serial, tmp_path):
+    # The merge takes shard i once shards 0..i are written: rows arriving out
+    # of input order (the first recording's last) still give the serial dataset.
+    out = tmp_path / "husky"
+    flag = tmp_path / "first_was_last"
+    ds = rr.read_recordings(inputs, streams=STREAMS, fps=FPS, output=str(out))
+    ds = ds.map_batches(LastFirst, fn_constructor_kwargs={
+        "first": inputs[0], "others": len(inputs) - 1, "flag": str(flag)},
+        batch_size=1, batch_format="numpy",
+        compute=ray.data.ActorPoolStrategy(size=2, max_tasks_in_flight_per_actor=1))
+    rr.write_lerobot(ds, str(out))
+    assert flag.exists()
+    assert_same_dataset(serial, out)
+
+
+def test_merge_writer_rotates_data_files_as_serial(inputs, tmp_path):
+    # MergeWriter writes Parquet on a background thread: with data files of
+    # 0.5 MiB (several per dataset) its files equal LeRobotWriter's.
+    from robocache.convert._convert import episodes, plan, write
+    from robocache.ray._merge import MergeWriter
+    convert(inputs, str(tmp_path / "serial"), to="lerobot", fps=FPS, streams=STREAMS,
+            data_files_size_in_mb=0.5)
+    specs, fps, options = plan(inputs, to="lerobot", streams=STREAMS, fps=FPS)
+    write(episodes(inputs, specs, fps, options), str(tmp_path / "merged"), to="lerobot",
+          inputs=inputs, fps=fps, options=options, writer_class=MergeWriter,
+          sizes={"data_files_size_in_mb": 0.5})
+    assert len(os.listdir(tmp_path / "merged/data/chunk-000")) > 2
+    assert_same_dataset(tmp_path / "serial", tmp_path / "merged")

@@ -164,6 +164,13 @@ class LeRobotWriter:
         self.stats.append(stats)
 
     def _write_data(self, table):
+        writer, chunk, file = self._data_file(table.schema)
+        writer.write_table(table)
+        return chunk, file
+
+    def _data_file(self, schema):
+        """(ParquetWriter, chunk, file) of the data file the next episode goes
+        to: the open one unless its bytes reached data_files_size_in_mb."""
         if self._data is not None and self._data[3].tell() >= self.data_mb * 2 ** 20:
             self._close_data()
         if self._data is None:
@@ -172,11 +179,9 @@ class LeRobotWriter:
             path = os.path.join(self.root, DATA_PATH.format(chunk_index=chunk, file_index=file))
             os.makedirs(os.path.dirname(path), exist_ok=True)
             sink = self.pa.OSFile(path, "wb")
-            self._data = (self.pq.ParquetWriter(sink, table.schema, **_DATA_PARQUET), chunk,
-                          file, sink)
-        writer, chunk, file, _ = self._data
-        writer.write_table(table)
-        return chunk, file
+            self._data = (self.pq.ParquetWriter(sink, schema, **_DATA_PARQUET), chunk, file,
+                          sink)
+        return self._data[:3]
 
     def _close_data(self):
         if self._data is not None:

@@ -7,12 +7,13 @@
     rr.write_lerobot(ds, "/data/out")
 
 One recording is one unit of work (a shard): Align actors read and align it
-(robocache.convert's own code, on the GPU Ray gives them or the CPU backend)
-and compute its episodes' columns, statistics and MP4 video (image
-features); write_lerobot's tasks write each shard (checksummed) beside the
-output, then the driver writes the LeRobot v3.0 dataset from the shards with
-robocache.convert's writer, placing the shards' MP4 files: the same dataset as
-a serial `robocache convert`. See docs/ray.md.
+(robocache.convert's own code, on the GPU Ray gives them or the CPU backend),
+compute its episodes' columns, statistics and MP4 video (image features) and
+write its shard (checksummed) beside the output; write_lerobot runs the
+dataset and, on the driver, writes the LeRobot v3.0 dataset from the shards in
+input order as they complete, with robocache.convert's writer, placing the
+shards' MP4 files: the same dataset as a serial `robocache convert`. See
+docs/ray.md.
 """
 
 from ._align import Align

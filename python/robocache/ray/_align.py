@@ -1,25 +1,32 @@
 """Align: the callable class ray.data.Dataset.map_batches runs (as actors)
 to convert recordings: read each one, align its episodes through
-robocache.convert (the C core; on a GPU when the actor has one) and compute
-their columns and per-episode statistics."""
+robocache.convert (the C core; on a GPU when the actor has one), compute
+their columns and per-episode statistics, and write them as the recording's
+shard."""
 
+import os
 import pickle
 
 import numpy as np
 
 from ..convert._convert import episodes
 from ..convert._lerobot_writer import episode_part
+from . import _shards
 from ._shards import StagedPart
 from ._video import RecordingVideos
+
+OUTPUT_COLUMNS = ("shard", "path", "key")
 
 
 class Align:
     """map_batches(Align, fn_constructor_kwargs={"device": ...}, ...) over
-    read_recordings rows. Each output row is one recording: its read_recordings
-    columns plus `episodes` (bytes: the pickled pair (items, files): its
-    converted episodes, StagedPart, and rejected-episode reports, in order;
-    files {relative path: bytes} of the MP4s of its image features, encoded
-    here by robocache.convert's LeRobot writer; see _video.RecordingVideos).
+    read_recordings rows. Per row it converts the recording and writes its
+    shard (its converted episodes, rejected-episode reports and the MP4s of
+    its image features, encoded here by robocache.convert's LeRobot writer;
+    see _shards and _video.RecordingVideos) into the row's staging folder;
+    a shard already complete there (a retried task) is kept. Output: one row
+    per recording, shard (int), path (str), key (str): nothing of the
+    episodes goes through Ray's object store.
 
     device  "auto" (default): the GPU Ray gave this actor (num_gpus > 0),
             else the CPU backend; "cpu"; or a torch device string ("cuda:0").
@@ -34,14 +41,15 @@ class Align:
             torch.zeros(1, device=self.device)  # creates the CUDA context now
 
     def __call__(self, batch):
-        out = {k: list(v) for k, v in batch.items()}
-        out["episodes"] = []
-        for path, plan in zip(batch["path"], batch["plan"]):
+        for path, plan, root, key in zip(batch["path"], batch["plan"], batch["staging"],
+                                         batch["key"]):
+            root, key = str(root), str(key)
+            if _shards.is_complete(os.path.join(root, key)):
+                continue
             specs, fps, options = pickle.loads(plan)
             convs = episodes([str(path)], specs, fps, options, self.device)
-            out["episodes"].append(pickle.dumps(_staged(convs, fps), protocol=5))
-        return {k: np.array(v, dtype=object) if k in ("plan", "episodes") else np.array(v)
-                for k, v in out.items()}
+            _shards.write_shard(root, key, *_staged(convs, fps))
+        return {k: np.array(list(batch[k])) for k in OUTPUT_COLUMNS}
 
 
 def _device(device):

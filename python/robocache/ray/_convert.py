@@ -23,7 +23,7 @@ def convert(inputs, output, *, streams, fps=None, reference=None, span="overlap"
     complete. Errors as robocache.convert.convert, and ImportError naming
     robocache[ray] when ray is missing.
     """
-    ray_data()
+    data = ray_data()
     import ray
     _output.check_target(output, overwrite)
     if not ray.is_initialized():
@@ -36,6 +36,6 @@ def convert(inputs, output, *, streams, fps=None, reference=None, span="overlap"
                          invalid=invalid, split_gap=split_gap, split_by=split_by, task=task,
                          order=order, output=output)
     ds = ds.map_batches(Align, fn_constructor_kwargs={"device": "auto"}, batch_size=1,
-                        batch_format="numpy", concurrency=max(1, num_workers),
-                        num_gpus=num_gpus_per_worker or None)
+                        batch_format="numpy", num_gpus=num_gpus_per_worker or None,
+                        compute=data.ActorPoolStrategy(size=max(1, num_workers)))
     return write_lerobot(ds, output, overwrite=overwrite, robot_type=robot_type, log=log)

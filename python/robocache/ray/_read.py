@@ -11,19 +11,20 @@ from . import _shards
 from ._deps import ray_data
 
 
-def read_recordings(paths, *, streams, fps=None, reference=None, span="overlap",
-                    invalid="trim", split_gap=None, split_by=None, task=None, order="error",
-                    output=None):
-    """A ray.data.Dataset with one row per recording, in input order:
-    shard (int), num_shards (int), path (str), key (str, 16 hex digits:
-    input files' names, sizes, mtimes and the plan), plan (bytes: the checked
-    streams, fps and options of robocache.convert.convert, whose arguments
-    these are). Map it with robocache.ray.Align, then write_lerobot.
+def read_recordings(paths, *, streams, output, fps=None, reference=None, span="overlap",
+                    invalid="trim", split_gap=None, split_by=None, task=None, order="error"):
+    """A ray.data.Dataset with one row per recording still to convert, in
+    input order: shard (int, its place in the input order), path (str), key
+    (str, 16 hex digits: input files' names, sizes, mtimes and the plan),
+    plan (bytes: the checked streams, fps and options of
+    robocache.convert.convert, whose arguments these are), staging (str: the
+    folder Align writes the shard into). Map it with robocache.ray.Align, then
+    write_lerobot(ds, output).
 
-    output  the dataset folder write_lerobot will write: recordings whose shard
-            is already complete in its staging folder (checksums verified) are
-            left out, so a rerun after an interruption converts only the rest;
-            the full shard list is kept there for write_lerobot.
+    output  the dataset folder write_lerobot will write. Its staging folder
+            (`.NAME.shards/` beside it) gets the full shard list; recordings
+            whose shard is already complete there (checksums verified) are
+            left out, so a rerun after an interruption converts only the rest.
     Raises SpecError (bad arguments), ImportError naming robocache[ray].
     """
     data = ray_data()
@@ -34,29 +35,29 @@ def read_recordings(paths, *, streams, fps=None, reference=None, span="overlap",
     plan_bytes = pickle.dumps((specs, fps, options))
     plan_text = repr((specs, fps, sorted(options.items())))
     keys = [_shards.shard_key(p, plan_text) for p in paths]
-    rows = [{"shard": i, "num_shards": len(paths), "path": p, "key": k, "plan": plan_bytes}
-            for i, (p, k) in enumerate(zip(paths, keys))]
-    if output is not None:
-        root = _shards.staging(output)
-        os.makedirs(root, exist_ok=True)
-        _save_shard_list(root, paths, keys, plan_bytes)
-        rows = [r for r in rows if not _shards.is_complete(os.path.join(root, r["key"]))]
+    root = _shards.staging(output)
+    os.makedirs(root, exist_ok=True)
+    rows = [{"shard": i, "path": p, "key": k, "plan": plan_bytes, "staging": root}
+            for i, (p, k) in enumerate(zip(paths, keys))
+            if not _shards.is_complete(os.path.join(root, k))]
+    _save_shard_list(root, paths, keys, [r["key"] for r in rows], plan_bytes)
     return data.from_items(rows, override_num_blocks=max(len(rows), 1))
 
 
-def _save_shard_list(root, paths, keys, plan_bytes):
+def _save_shard_list(root, paths, keys, todo, plan_bytes):
     tmp = os.path.join(root, "shards.json.tmp")
     with open(tmp, "w") as fh:
-        json.dump({"paths": paths, "keys": keys, "plan": base64.b64encode(plan_bytes).decode()},
-                  fh)
+        json.dump({"paths": paths, "keys": keys, "todo": todo,
+                   "plan": base64.b64encode(plan_bytes).decode()}, fh)
     os.replace(tmp, os.path.join(root, "shards.json"))
 
 
 def load_shard_list(root):
-    """(paths, keys, plan bytes) saved by read_recordings(output=...), or None."""
+    """(paths, keys, todo: the keys of the rows read_recordings returned,
+    plan bytes) saved by read_recordings, or None."""
     try:
         with open(os.path.join(root, "shards.json")) as fh:
             d = json.load(fh)
-        return d["paths"], d["keys"], base64.b64decode(d["plan"])
+        return d["paths"], d["keys"], d["todo"], base64.b64decode(d["plan"])
     except (OSError, ValueError, KeyError):
         return None

@@ -61,11 +61,9 @@ def _sha256(path):
 
 def write_shard(root, key, items, files=None):
     """Writes one shard (items: StagedPart or rejected-episode reports; files:
-    {relative path: bytes}, the MP4s its parts' `videos` name) unless a
-    complete one exists. Returns its folder."""
+    {relative path: bytes}, the MP4s its parts' `videos` name), replacing a
+    damaged one. Returns its folder."""
     final = os.path.join(root, key)
-    if is_complete(final):
-        return final
     os.makedirs(root, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix=f"{key}.partial-", dir=root)
     try:
@@ -91,7 +89,7 @@ def write_shard(root, key, items, files=None):
                 for n in ("episodes.npz", "episodes.json", *(files or {}))}
         with open(os.path.join(tmp, "manifest.json"), "w") as fh:
             json.dump({"key": key, "sha256": sums}, fh)
-        if os.path.isdir(final):  # damaged (checksums fail): set it aside
+        if os.path.isdir(final):  # damaged, or written meanwhile by a retry: replaced
             old = tempfile.mkdtemp(prefix=f"{key}.damaged-", dir=root)
             os.rename(final, os.path.join(old, key))
             shutil.rmtree(old, ignore_errors=True)
