@@ -226,6 +226,7 @@ def main():
               f"{r['p90_s']:7.2f} {r['episodes_per_s']:7.2f} {r['mb_per_s']:7.2f} {eff:>6s} "
               f"{ser:>6s} {ovh:>8s}{ph}")
     result = {"benchmark": "ray_convert", "device": cpu_model(), "cpus": os.cpu_count(),
+              "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
               "load_average_before": load, "python": platform.python_version(),
               "ray": ray.__version__, "robocache": robocache.__version__,
               "command": " ".join(["python"] + sys.argv), "commit": commit(),
