@@ -330,7 +330,8 @@ def test_image_keys_decode_the_chosen_frames_once_per_episode(euroc_imu, euroc_g
         "cam": offsets, "imu": {"offsets": [0.0], "method": "linear"}}, decode_threads=2)
     before = threading.active_count()
     got, batches = _epoch(loader)
-    assert threading.active_count() == before  # decode threads joined
+    kept = threading.active_count() - before
+    assert 0 < kept <= 2  # the loader's decode threads, kept for the next batches
     assert got["cam"].dtype == torch.uint8 and got["cam"].shape[1:] == (4, 3, 4, 6)
     # one frames() call per episode present in each batch
     assert len(calls) == sum(len(set(b["episode_index"].tolist())) for b in batches)
@@ -344,6 +345,10 @@ def test_image_keys_decode_the_chosen_frames_once_per_episode(euroc_imu, euroc_g
         np.testing.assert_array_equal(number[i].numpy(), want[:, 0])
         np.testing.assert_array_equal(got["cam_is_pad"][i].numpy(), ~valid)
     assert got["cam_is_pad"].any() and not got["cam_is_pad"].all()
+    _epoch(loader)
+    assert threading.active_count() - before == kept  # the same threads, no new ones
+    loader.close()
+    assert threading.active_count() == before  # decode threads joined
 
 
 def test_errors_name_what_is_wrong(rec):

@@ -63,6 +63,14 @@ class ImagePlan:
                 self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="robocache-decode")
             return self._pool
 
+    def close(self):
+        """Stops the decode threads and waits for them; the next batch that needs several
+        starts new ones."""
+        with self._guard:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True)
+
     def _lock(self, name):
         """One lock per series (a reader's decoder need not be thread-safe)."""
         with self._guard:

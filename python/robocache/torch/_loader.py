@@ -272,10 +272,13 @@ class WindowLoader:
         return workers
 
     def close(self):
-        """Stops the decode worker processes (decode_workers > 0) and waits for them;
-        a later iteration starts new ones. Deleting the loader does the same."""
+        """Stops the decode worker processes (decode_workers > 0) and the decode threads,
+        and waits for them; a later iteration starts new ones. Deleting the loader does the
+        same."""
         if self._workers is not None:
             self._workers.close()
+        if self.images is not None:
+            self.images.close()
 
     # ---- device memory ------------------------------------------------------------------
 
