@@ -112,6 +112,9 @@ def _convert_parser():
                    "(default: the cluster's CPUs)")
     p.add_argument("--num-gpus-per-worker", type=float, default=0, metavar="G",
                    help="--ray: GPUs per actor (e.g. 0.25); 0 runs the CPU backend")
+    p.add_argument("--recordings-per-task", type=int, default=1, metavar="K",
+                   help="--ray: recordings converted per Ray task (default 1; more for many "
+                        "short recordings)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress and no summary")
     return p
 
@@ -163,7 +166,8 @@ def cmd_convert(argv):
             from .ray import convert as ray_convert
             ray_convert(args.inputs, args.output, address=args.ray_address,
                         num_workers=args.num_workers,
-                        num_gpus_per_worker=args.num_gpus_per_worker, **common)
+                        num_gpus_per_worker=args.num_gpus_per_worker,
+                        recordings_per_task=args.recordings_per_task, **common)
         else:
             convert(args.inputs, args.output, to=args.to, masks=_masks(args.mask),
                     progress=not args.quiet, **common, **sizes)

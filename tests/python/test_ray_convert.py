@@ -75,6 +75,16 @@ def test_ray_equals_serial(inputs, serial, tmp_path):
     assert not os.path.exists(f"{out.parent}/.husky.shards")
 
 
+def test_several_recordings_per_task_equal_serial(inputs, serial, tmp_path):
+    out = tmp_path / "husky"
+    rr.convert(inputs, str(out), streams=STREAMS, fps=FPS, num_workers=1, recordings_per_task=3)
+    assert_same_dataset(serial, out)
+    with pytest.raises(ValueError, match="recordings_per_task must be >= 1, got 0"):
+        rr.convert(inputs, str(tmp_path / "other"), streams=STREAMS, fps=FPS,
+                   recordings_per_task=0)
+    assert not os.path.exists(tmp_path / "other")
+
+
 class CrashOnce(rr.Align):
     """Kills its worker process the first time it meets `victim`."""
 
