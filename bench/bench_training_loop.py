@@ -49,7 +49,7 @@ from torch import nn
 
 import training_data
 from bench_common import commit, cpu_model, slug, write_json
-from training_graph import train_graphed
+from training_graph import graphed_step
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FPS = 30
@@ -223,37 +223,37 @@ def train(batches, device, args, to_device, loader=None):
     v = VARIANTS[args.policy]
     autocast = torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else \
         torch.autocast("cpu", enabled=False)
-    data_s, updt_s = [], []
-
-    def record(step, data, updt):
-        if step >= args.warmup:
-            data_s.append(data)
-            updt_s.append(updt)
-
-    def eager(util):
+    if args.cuda_graph and loader is not None:
+        fetch, update = graphed_step(loader, lambda: model_for(args, device), device, args,
+                                     lambda m, b: loss_of(v, m, b))
+    else:
         model, opt = model_for(args, device)
         it = iter(batches)
-        for step in range(args.warmup + args.steps):
-            if step == args.warmup:
-                util.samples.clear()
-            t0 = time.perf_counter()
-            batch = to_device(next(it))
-            sync(device)
-            t1 = time.perf_counter()
+
+        def fetch(step):
+            return to_device(next(it))
+
+        def update(batch):
             with autocast:
                 loss = loss_of(v, model, batch)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
-            sync(device)
-            record(step, t1 - t0, time.perf_counter() - t1)
 
+    data_s, updt_s = [], []
     with GpuUtil(device) as util:
-        if args.cuda_graph and loader is not None:
-            train_graphed(loader, lambda: model_for(args, device), device, args,
-                          lambda m, b: loss_of(v, m, b), util, record)
-        else:
-            eager(util)
+        for step in range(args.warmup + args.steps):
+            if step == args.warmup:
+                util.samples.clear()
+            t0 = time.perf_counter()
+            batch = fetch(step)
+            sync(device)
+            t1 = time.perf_counter()
+            update(batch)
+            sync(device)
+            if step >= args.warmup:
+                data_s.append(t1 - t0)
+                updt_s.append(time.perf_counter() - t1)
     step_s = [d + u for d, u in zip(data_s, updt_s)]
     return {"data_s": stats(data_s), "updt_s": stats(updt_s),
             "samples_per_s": args.batch_size * len(step_s) / sum(step_s),

@@ -14,18 +14,16 @@ side stream, as whole-network capture with DDP asks for (DDP keeps references to
 gradient-accumulation nodes made on the stream it was built on).
 """
 
-import time
-
 import torch
 
 WARMUP_EAGER = 11
 
 
-def train_graphed(loader, build, device, args, loss_of, util, record):
-    """Builds (model, optimizer) = build(), captures one step, then runs args.warmup +
-    args.steps replays; record(step, data_s, updt_s) is called for every replay. Needs a
-    CUDA device, an unpaged loader (one episode group) and drop_last (a fixed batch
-    size)."""
+def graphed_step(loader, build, device, args, loss_of):
+    """Builds (model, optimizer) = build() and captures one step; returns (fetch,
+    update) for the training loop: fetch(s) copies step s's sample indices into the
+    static index tensor, update(_) replays the graph. Needs a CUDA device, an unpaged
+    loader (one episode group) and drop_last (a fixed batch size)."""
     if len(loader.groups) != 1:
         raise SystemExit("--cuda-graph needs the low-dim streams resident in one group")
     B, count = args.batch_size, len(loader)
@@ -50,7 +48,6 @@ def train_graphed(loader, build, device, args, loss_of, util, record):
             loss = loss_of(model, batch)
         loss.backward()
         opt.step()
-        return loss
 
     with torch.cuda.stream(side):
         for i in range(WARMUP_EAGER):
@@ -62,14 +59,8 @@ def train_graphed(loader, build, device, args, loss_of, util, record):
     with torch.cuda.graph(graph, stream=side):
         step()
     torch.cuda.current_stream(device).wait_stream(side)
-    stream = torch.cuda.current_stream(device)
-    for s in range(args.warmup + args.steps):
-        if s == args.warmup:
-            util.samples.clear()
-        t0 = time.perf_counter()
+
+    def fetch(s):
         static.copy_(indices(WARMUP_EAGER + s))
-        stream.synchronize()
-        t1 = time.perf_counter()
-        graph.replay()
-        stream.synchronize()
-        record(s, t1 - t0, time.perf_counter() - t1)
+
+    return fetch, lambda _: graph.replay()
