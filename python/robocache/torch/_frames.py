@@ -55,17 +55,17 @@ class ImagePlan:
         self._pool = None
 
     def _threads(self):
-        """The plan's decode threads, started at the first batch that needs several and kept:
-        a thread keeps its open decoders (NVDEC decoders are used only by the thread that
-        opened them, so new threads for every batch would open new ones)."""
+        """The plan's decode threads, where every decode runs, started at the first batch and
+        kept: a thread keeps its open decoders (NVDEC decoders are used only by the thread
+        that opened them, so decoding on the loader's prefetch threads, new at every
+        iteration, would open new ones)."""
         with self._guard:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="robocache-decode")
             return self._pool
 
     def close(self):
-        """Stops the decode threads and waits for them; the next batch that needs several
-        starts new ones."""
+        """Stops the decode threads and waits for them; the next batch starts new ones."""
         with self._guard:
             pool, self._pool = self._pool, None
         if pool is not None:
@@ -154,11 +154,8 @@ class ImagePlan:
         return lambda: self.decoder.video(video, run)
 
     def _assemble(self, key, B, W, tasks):
-        """Runs the tasks (where, decode, slots, pick) on up to `threads` threads and
+        """Runs the tasks (where, decode, slots, pick) on the plan's decode threads and
         writes the frames decode()[pick] to the slots b * W + w of the batch."""
-        threads = min(self.threads, len(tasks))
-        if threads == 1:
-            return self._place(key, B, W, tasks, (t[1]() for t in tasks))
         return self._place(key, B, W, tasks, self._threads().map(lambda t: t[1](), tasks))
 
     def _place(self, key, B, W, tasks, results):
