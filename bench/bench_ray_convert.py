@@ -16,15 +16,16 @@ defaults (48 recordings, 2 runs per case, --workers 1 2 4 8 16) give each of
            spawn start method: each pool process imports robocache.convert
            once (about 0.2 s), as each Ray actor does; fork would share the
            parent's imports.
-  ray W    robocache.ray.convert(all inputs, num_workers=W) on a local Ray
-           started with num_cpus=W before timing -> one dataset, the same
-           files as serial (checked every run). Not timed: ray.init and a
-           1-row Ray Data job that starts Ray Data's own actors (the cluster's
-           start-up, once per cluster; recorded as ray_start_s).
+  ray W    robocache.ray.convert(all inputs, num_workers=W,
+           recordings_per_task=K) for each K of --recordings-per-task, on a
+           local Ray started with num_cpus=W before timing -> one dataset, the
+           same files as serial (checked every run). Not timed: ray.init
+           (which starts Ray's worker processes) and a 1-row Ray Data job (the
+           cluster's start-up, once per cluster; recorded as ray_start_s).
 
 Reports per case median/p10/p90 seconds, episodes/s and MB/s (input bytes /
-median time), the scaling efficiency of Ray and of the pool (throughput at W
-/ (W x throughput at the fewest workers)), the efficiency against serial
+median time), the scaling efficiency of Ray (per K) and of the pool
+(throughput at W / (W x throughput at the fewest workers)), the efficiency against serial
 (serial time / (W x time)) and Ray's overhead over the pool at equal W (ray
 median / pool median - 1). Ray's phases, from a thread watching the staging
 folder and the merge's per-episode log: first_shard_s (start-up until the
@@ -36,7 +37,8 @@ table and writes ray_convert_<cpu-model>_<N>cpu.json to --out (a folder,
 default bench/results/, or a file name).
 
 usage: python bench/bench_ray_convert.py [--workers 1 2 4 8 16] [--recordings N]
-                                          [--repeats R] [--out PATH]
+                                          [--recordings-per-task 1 4] [--repeats R]
+                                          [--out PATH]
 """
 import argparse
 import filecmp
@@ -97,7 +99,7 @@ def run_pool(inputs, out, workers):
         pool.map(convert_one, [(p, f"{out}/{i}") for i, p in enumerate(inputs)], chunksize=1)
 
 
-def run_ray(inputs, out, workers, phases):
+def run_ray(inputs, out, workers, per_task, phases):
     """robocache.ray.convert; appends the run's phases (seconds from its start)."""
     import robocache.ray as rr
     from robocache.ray._shards import staging
@@ -116,7 +118,7 @@ def run_ray(inputs, out, workers, phases):
     watcher.start()
     try:
         rr.convert(inputs, out, streams=STREAMS, fps=FPS, num_workers=workers,
-                   log=lambda line: merged.append(time.perf_counter() - t0))
+                   recordings_per_task=per_task, log=lambda line: merged.append(time.perf_counter() - t0))
     finally:
         done.set()
         watcher.join()
@@ -170,6 +172,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4, 8, 16])
     ap.add_argument("--recordings", type=int, default=48)
+    ap.add_argument("--recordings-per-task", type=int, nargs="+", default=[1])
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--out", help="result folder or .json file (default bench/results/)")
     args = ap.parse_args()
@@ -189,20 +192,21 @@ def main():
     for w in args.workers:
         rows.append(summary("pool", w, timed(lambda o: run_pool(inputs, o, w), tmp,
                                              args.repeats), episodes, mb))
-        start, phases = start_ray(w), []
-        rows.append(summary("ray", w, timed(lambda o: run_ray(inputs, o, w, phases), tmp,
-                                            args.repeats, lambda o: same_dataset(reference, o)),
-                            episodes, mb))
-        rows[-1]["ray_start_s"] = start
-        rows[-1]["phases"] = phases
-        rows[-1]["phases_median"] = {k: float(np.median([p[k] for p in phases]))
-                                     for k in phases[0]}
+        start = start_ray(w)
+        for k in args.recordings_per_task:
+            phases = []
+            rows.append(summary("ray", w, timed(lambda o: run_ray(inputs, o, w, k, phases), tmp,
+                                                args.repeats,
+                                                lambda o: same_dataset(reference, o)),
+                                episodes, mb))
+            rows[-1].update(recordings_per_task=k, ray_start_s=start, phases=phases,
+                            phases_median={p: float(np.median([x[p] for x in phases]))
+                                           for p in phases[0]})
         ray.shutdown()
-    for case in ("pool", "ray"):
-        base = next(r for r in rows if r["case"] == case and r["workers"] == min(args.workers))
-        for r in rows:
-            if r["case"] == case:
-                r["scaling_efficiency"] = (r["episodes_per_s"] * base["workers"]
+    for r in rows[1:]:
+        base = next(b for b in rows if b["case"] == r["case"] and b["workers"] == min(
+            args.workers) and b.get("recordings_per_task") == r.get("recordings_per_task"))
+        r["scaling_efficiency"] = (r["episodes_per_s"] * base["workers"]
                                            / (base["episodes_per_s"] * r["workers"]))
     for r in rows[1:]:
         r["efficiency_vs_serial"] = rows[0]["median_s"] / (r["workers"] * r["median_s"])
@@ -213,7 +217,7 @@ def main():
     print(f"{len(inputs)} recordings ({mb:.1f} MB, {episodes} episodes), "
           f"{args.repeats} runs each, {os.cpu_count()} CPUs, load average before: "
           f"{load[0]:.1f}, {time.perf_counter() - t_start:.0f} s in all")
-    print(f"{'case':8s} {'W':>3s} {'median s':>9s} {'p10':>7s} {'p90':>7s} {'ep/s':>7s} "
+    print(f"{'case':8s} {'W':>3s} {'K':>2s} {'median s':>9s} {'p10':>7s} {'p90':>7s} {'ep/s':>7s} "
           f"{'MB/s':>7s} {'eff':>6s} {'vs ser':>6s} {'vs pool':>8s}  ray phases (median s: "
           "first shard, last shard, merged, end; start-up not timed)")
     for r in rows:
@@ -222,7 +226,8 @@ def main():
         ovh = f"{100 * r['overhead_vs_pool']:+.0f}%" if "overhead_vs_pool" in r else "-"
         ph = ("  " + " ".join(f"{v:.2f}" for v in r["phases_median"].values())
               + f" ({r['ray_start_s']:.1f})") if "phases_median" in r else ""
-        print(f"{r['case']:8s} {r['workers']:3d} {r['median_s']:9.2f} {r['p10_s']:7.2f} "
+        print(f"{r['case']:8s} {r['workers']:3d} {r.get('recordings_per_task', 1):2d} "
+              f"{r['median_s']:9.2f} {r['p10_s']:7.2f} "
               f"{r['p90_s']:7.2f} {r['episodes_per_s']:7.2f} {r['mb_per_s']:7.2f} {eff:>6s} "
               f"{ser:>6s} {ovh:>8s}{ph}")
     result = {"benchmark": "ray_convert", "device": cpu_model(), "cpus": os.cpu_count(),

@@ -41,7 +41,8 @@ def test_gpu_actors_match_cpu(tmp_path):
         out = tmp_path / "gpu"
         ds = rr.read_recordings(INPUTS, streams=STREAMS, fps=FPS, output=str(out))
         ds = ds.map_batches(Device, fn_constructor_kwargs={"device": "auto"}, batch_size=1,
-                            batch_format="numpy", num_gpus=0.5, concurrency=2)
+                            batch_format="numpy", num_gpus=0.5,
+                            compute=ray.data.ActorPoolStrategy(size=2))
         ds = ds.materialize()
         assert set(ds.unique("device")) == {"cuda:0"}
         rr.write_lerobot(ds, str(out))

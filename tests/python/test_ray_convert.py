@@ -99,12 +99,19 @@ class CrashOnce(rr.Align):
         return super().__call__(batch)
 
 
-def test_worker_killed_mid_shard_is_retried(inputs, serial, tmp_path):
+@pytest.mark.parametrize("workers", ["actors", "tasks"])
+def test_worker_killed_mid_shard_is_retried(inputs, serial, tmp_path, workers):
+    # Ray retries the task of a dead actor (restarted) or of a dead worker
+    # process (tasks: rr.convert's CPU path).
     out = tmp_path / "husky"
     flag = tmp_path / "crashed"
+    kwargs = {"victim": inputs[2], "flag": str(flag)}
+    fn, args = ((CrashOnce, {"fn_constructor_kwargs": kwargs,
+                             "compute": ray.data.ActorPoolStrategy(size=2)})
+                if workers == "actors" else
+                (CrashOnce(**kwargs), {"compute": ray.data.TaskPoolStrategy(size=2)}))
     ds = rr.read_recordings(inputs, streams=STREAMS, fps=FPS, output=str(out))
-    ds = ds.map_batches(CrashOnce, fn_constructor_kwargs={"victim": inputs[2], "flag": str(flag)},
-                        batch_size=1, batch_format="numpy", concurrency=2)
+    ds = ds.map_batches(fn, batch_size=1, batch_format="numpy", **args)
     rr.write_lerobot(ds, str(out))
     assert flag.exists()
     assert_same_dataset(serial, out)
@@ -131,7 +138,7 @@ def test_rerun_skips_completed_shards(inputs, serial, tmp_path):
 
     def run(ds):
         ds = ds.map_batches(Counting, fn_constructor_kwargs={"log": str(log)}, batch_size=1,
-                            batch_format="numpy", concurrency=2)
+                            batch_format="numpy", compute=ray.data.ActorPoolStrategy(size=2))
         return rr.write_lerobot(ds, str(out))
 
     # A job that stopped before the shard of inputs[3] was written: no dataset.

@@ -19,8 +19,9 @@ OUTPUT_COLUMNS = ("shard", "path", "key")
 
 
 class Align:
-    """map_batches(Align, fn_constructor_kwargs={"device": ...}, ...) over
-    read_recordings rows. Per row it converts the recording and writes its
+    """map_batches(Align, fn_constructor_kwargs={"device": ...}, ...) (actors)
+    or map_batches(Align("cpu"), ...) (tasks: the instance is pickled to
+    Ray's worker processes) over read_recordings rows. Per row it converts the recording and writes its
     shard (its converted episodes, rejected-episode reports and the MP4s of
     its image features, encoded here by robocache.convert's LeRobot writer;
     see _shards and _video.RecordingVideos) into the row's staging folder;
@@ -31,6 +32,7 @@ class Align:
     device  "auto" (default): the GPU Ray gave this actor (num_gpus > 0),
             else the CPU backend; "cpu"; or a torch device string ("cuda:0").
             The CUDA context and robocache's are created here, once per actor.
+            Tasks take "cpu" (a GPU needs the actor to keep its context).
     """
 
     def __init__(self, device="auto"):
