@@ -17,7 +17,8 @@ defaults (48 recordings, 2 runs per case, --workers 1 2 4 8 16) give each of
            once (about 0.2 s), as each Ray actor does; fork would share the
            parent's imports.
   ray W    robocache.ray.convert(all inputs, num_workers=W,
-           recordings_per_task=K) for each K of --recordings-per-task, on a
+           recordings_per_task=K) for each K of --recordings-per-task
+           ("auto": its default, recordings // (8 W)), on a
            local Ray started with num_cpus=W before timing -> one dataset, the
            same files as serial (checked every run). Not timed: ray.init
            (which starts Ray's worker processes) and a 1-row Ray Data job (the
@@ -37,7 +38,7 @@ table and writes ray_convert_<cpu-model>_<N>cpu.json to --out (a folder,
 default bench/results/, or a file name).
 
 usage: python bench/bench_ray_convert.py [--workers 1 2 4 8 16] [--recordings N]
-                                          [--recordings-per-task 1 4] [--repeats R]
+                                          [--recordings-per-task auto 1 4] [--repeats R]
                                           [--out PATH]
 """
 import argparse
@@ -172,12 +173,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4, 8, 16])
     ap.add_argument("--recordings", type=int, default=48)
-    ap.add_argument("--recordings-per-task", type=int, nargs="+", default=[1])
+    ap.add_argument("--recordings-per-task", nargs="+", default=["auto"],
+                    type=lambda k: k if k == "auto" else int(k))
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--out", help="result folder or .json file (default bench/results/)")
     args = ap.parse_args()
     import ray
     import robocache
+    from robocache.ray._convert import default_per_task
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="bench_ray_convert_"))
     t_start = time.perf_counter()
     inputs = make_inputs(tmp, args.recordings)
@@ -194,12 +197,14 @@ def main():
                                              args.repeats), episodes, mb))
         start = start_ray(w)
         for k in args.recordings_per_task:
-            phases = []
-            rows.append(summary("ray", w, timed(lambda o: run_ray(inputs, o, w, k, phases), tmp,
+            phases, per_task = [], None if k == "auto" else k
+            rows.append(summary("ray", w, timed(lambda o: run_ray(inputs, o, w, per_task, phases),
+                                                tmp,
                                                 args.repeats,
                                                 lambda o: same_dataset(reference, o)),
                                 episodes, mb))
             rows[-1].update(recordings_per_task=k, ray_start_s=start, phases=phases,
+                            per_task=per_task or default_per_task(len(inputs), w),
                             phases_median={p: float(np.median([x[p] for x in phases]))
                                            for p in phases[0]})
         ray.shutdown()
@@ -226,7 +231,7 @@ def main():
         ovh = f"{100 * r['overhead_vs_pool']:+.0f}%" if "overhead_vs_pool" in r else "-"
         ph = ("  " + " ".join(f"{v:.2f}" for v in r["phases_median"].values())
               + f" ({r['ray_start_s']:.1f})") if "phases_median" in r else ""
-        print(f"{r['case']:8s} {r['workers']:3d} {r.get('recordings_per_task', 1):2d} "
+        print(f"{r['case']:8s} {r['workers']:3d} {r.get('per_task', 1):2d} "
               f"{r['median_s']:9.2f} {r['p10_s']:7.2f} "
               f"{r['p90_s']:7.2f} {r['episodes_per_s']:7.2f} {r['mb_per_s']:7.2f} {eff:>6s} "
               f"{ser:>6s} {ovh:>8s}{ph}")

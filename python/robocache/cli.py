@@ -105,16 +105,17 @@ def _convert_parser():
                    "file takes no more episodes past this many MiB (default 500)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing output")
     p.add_argument("--ray", action="store_true", help="run on Ray (lerobot only; pip install "
-                   "'robocache[ray]'): one recording per task, shards merged (docs/ray.md)")
+                   "'robocache[ray]'): a shard per recording, merged (docs/ray.md)")
     p.add_argument("--ray-address", metavar="ADDRESS", help="a Ray cluster (ray://head:10001); "
                    "implies --ray")
-    p.add_argument("--num-workers", type=int, metavar="N", help="--ray: converting actors "
-                   "(default: the cluster's CPUs)")
+    p.add_argument("--num-workers", type=int, metavar="N", help="--ray: recordings converted at "
+                   "once (default: the cluster's CPUs)")
     p.add_argument("--num-gpus-per-worker", type=float, default=0, metavar="G",
-                   help="--ray: GPUs per actor (e.g. 0.25); 0 runs the CPU backend")
-    p.add_argument("--recordings-per-task", type=int, default=1, metavar="K",
-                   help="--ray: recordings converted per Ray task (default 1; more for many "
-                        "short recordings)")
+                   help="--ray: GPUs per worker (e.g. 0.25: GPU actors); 0 runs the "
+                   "CPU backend")
+    p.add_argument("--recordings-per-task", type=int, metavar="K",
+                   help="--ray: recordings converted per Ray task (default: recordings // "
+                        "(8 x workers), at least 1)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress and no summary")
     return p
 

@@ -7,11 +7,18 @@ from ._deps import ray_data
 from ._read import read_recordings
 from ._write import write_lerobot
 
+TASKS_PER_WORKER = 8  # recordings_per_task=None: about this many tasks per worker
+
+
+def default_per_task(recordings, workers):
+    """recordings_per_task=None: recordings // (8 x workers), at least 1."""
+    return max(1, recordings // (TASKS_PER_WORKER * max(1, workers)))
+
 
 def convert(inputs, output, *, streams, fps=None, reference=None, span="overlap",
             invalid="trim", split_gap=None, split_by=None, task=None, robot_type=None,
             overwrite=False, order="error", address=None, num_workers=None,
-            num_gpus_per_worker=0, recordings_per_task=1, log=None):
+            num_gpus_per_worker=0, recordings_per_task=None, log=None):
     """robocache.convert.convert(..., to="lerobot") on Ray: the same dataset.
 
     address              ray.init address when Ray is not initialised yet
@@ -22,15 +29,17 @@ def convert(inputs, output, *, streams, fps=None, reference=None, span="overlap"
     num_gpus_per_worker  GPUs per worker (e.g. 0.25): Align actors, each keeping
                          its CUDA context; 0: Ray tasks on the CPU backend, run
                          by Ray's worker processes (no actor start per job)
-    recordings_per_task  recordings an actor converts per Ray Data task (each
+    recordings_per_task  recordings a worker converts per Ray Data task (each
                          still its own shard): more amortises Ray Data's cost
-                         per task (15-30 ms) over short recordings
+                         per task over short recordings, fewer balances the
+                         workers' load; None (default): recordings to convert
+                         // (8 x workers), at least 1
     A rerun after an interruption skips the recordings whose shards are
     complete. Errors as robocache.convert.convert, ValueError for
     recordings_per_task < 1, and ImportError naming robocache[ray] when ray
     is missing.
     """
-    if int(recordings_per_task) < 1:
+    if recordings_per_task is not None and int(recordings_per_task) < 1:
         raise ValueError(f"recordings_per_task must be >= 1, got {recordings_per_task}")
     data = ray_data()
     import ray
@@ -51,5 +60,6 @@ def convert(inputs, output, *, streams, fps=None, reference=None, span="overlap"
                            "compute": data.ActorPoolStrategy(size=size)}
     else:  # tasks: Ray's running worker processes, no actor to start per job
         fn, args = Align("cpu"), {"num_cpus": 1, "compute": data.TaskPoolStrategy(size=size)}
-    ds = ds.map_batches(fn, batch_size=int(recordings_per_task), batch_format="numpy", **args)
+    per_task = recordings_per_task or default_per_task(ds.count(), size)
+    ds = ds.map_batches(fn, batch_size=int(per_task), batch_format="numpy", **args)
     return write_lerobot(ds, output, overwrite=overwrite, robot_type=robot_type, log=log)
