@@ -115,7 +115,7 @@ def _convert_parser():
                    "CPU backend")
     p.add_argument("--recordings-per-task", type=int, metavar="K",
                    help="--ray: recordings converted per Ray task (default: recordings // "
-                        "(8 x workers), at least 1)")
+                        "(20 x workers), at least 1)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress and no summary")
     return p
 
