@@ -31,9 +31,27 @@ class Device(rr.Align):
         return out
 
 
-def test_gpu_actors_match_cpu(tmp_path):
-    import pyarrow.parquet as pq
+@pytest.fixture
+def cpu_dataset(tmp_path):
     convert(INPUTS, str(tmp_path / "cpu"), to="lerobot", fps=FPS, streams=STREAMS)
+    return tmp_path / "cpu"
+
+
+def assert_matches_cpu(cpu, out):
+    import pyarrow.parquet as pq
+    data = "data/chunk-000/file-000.parquet"
+    a, b = pq.read_table(cpu / data), pq.read_table(out / data)
+    assert a.column_names == b.column_names and a.num_rows == b.num_rows
+    for name in a.column_names:
+        if name in VECTORS:
+            x = np.stack(a[name].to_numpy(zero_copy_only=False))
+            y = np.stack(b[name].to_numpy(zero_copy_only=False))
+            np.testing.assert_allclose(y, x, rtol=1e-6, atol=1e-6, err_msg=name)
+        else:
+            assert a.column(name).equals(b.column(name)), name
+
+
+def test_gpu_actors_match_cpu(tmp_path, cpu_dataset):
     ray.init(num_cpus=2, num_gpus=1, log_to_driver=False, include_dashboard=False)
     try:
         from ray import cloudpickle
@@ -48,13 +66,16 @@ def test_gpu_actors_match_cpu(tmp_path):
         rr.write_lerobot(ds, str(out))
     finally:
         ray.shutdown()
-    data = "data/chunk-000/file-000.parquet"
-    a, b = pq.read_table(tmp_path / "cpu" / data), pq.read_table(out / data)
-    assert a.column_names == b.column_names and a.num_rows == b.num_rows
-    for name in a.column_names:
-        if name in VECTORS:
-            x = np.stack(a[name].to_numpy(zero_copy_only=False))
-            y = np.stack(b[name].to_numpy(zero_copy_only=False))
-            np.testing.assert_allclose(y, x, rtol=1e-6, atol=1e-6, err_msg=name)
-        else:
-            assert a.column(name).equals(b.column(name)), name
+    assert_matches_cpu(cpu_dataset, out)
+
+
+def test_convert_with_gpu_workers_matches_cpu(tmp_path, cpu_dataset):
+    # robocache.ray.convert(num_gpus_per_worker=...): `robocache convert --ray
+    # --num-gpus-per-worker` runs Align actors on the GPU.
+    ray.init(num_cpus=2, num_gpus=1, log_to_driver=False, include_dashboard=False)
+    try:
+        rr.convert(INPUTS, str(tmp_path / "gpu"), streams=STREAMS, fps=FPS,
+                   num_gpus_per_worker=0.5)
+    finally:
+        ray.shutdown()
+    assert_matches_cpu(cpu_dataset, tmp_path / "gpu")
