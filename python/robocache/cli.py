@@ -108,11 +108,10 @@ def _convert_parser():
                    "'robocache[ray]'): a shard per recording, merged (docs/ray.md)")
     p.add_argument("--ray-address", metavar="ADDRESS", help="a Ray cluster (ray://head:10001); "
                    "implies --ray")
-    p.add_argument("--num-workers", type=int, metavar="N", help="--ray: recordings converted at "
-                   "once (default: the cluster's CPUs)")
+    p.add_argument("--num-workers", type=int, metavar="N", help="--ray: converting actors "
+                   "(default: the cluster's CPUs)")
     p.add_argument("--num-gpus-per-worker", type=float, default=0, metavar="G",
-                   help="--ray: GPUs per worker (e.g. 0.25: GPU actors); 0 runs the "
-                   "CPU backend")
+                   help="--ray: GPUs per actor (e.g. 0.25); 0 runs the CPU backend")
     p.add_argument("--recordings-per-task", type=int, metavar="K",
                    help="--ray: recordings converted per Ray task (default: recordings // "
                         "(20 x workers), at least 1)")

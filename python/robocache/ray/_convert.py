@@ -23,12 +23,11 @@ def convert(inputs, output, *, streams, fps=None, reference=None, span="overlap"
 
     address              ray.init address when Ray is not initialised yet
                          (None: a local Ray on all cores; "ray://head:10001")
-    num_workers          recordings converted at once (default: the cluster's
-                         CPUs, or its GPUs / num_gpus_per_worker when that is
-                         > 0)
-    num_gpus_per_worker  GPUs per worker (e.g. 0.25): Align actors, each keeping
-                         its CUDA context; 0: Ray tasks on the CPU backend, run
-                         by Ray's worker processes (no actor start per job)
+    num_workers          Align actors, recordings converted at once (default:
+                         the cluster's CPUs, or its GPUs / num_gpus_per_worker
+                         when that is > 0)
+    num_gpus_per_worker  GPUs per Align actor (e.g. 0.25), each keeping its CUDA
+                         context; 0 runs the CPU backend
     recordings_per_task  recordings a worker converts per Ray Data task (each
                          still its own shard): more amortises Ray Data's cost
                          per task over short recordings, fewer balances the
@@ -54,12 +53,9 @@ def convert(inputs, output, *, streams, fps=None, reference=None, span="overlap"
                          invalid=invalid, split_gap=split_gap, split_by=split_by, task=task,
                          order=order, output=output)
     size = max(1, num_workers)
-    if num_gpus_per_worker:  # actors: each keeps its CUDA context
-        fn, args = Align, {"fn_constructor_kwargs": {"device": "auto"},
-                           "num_gpus": num_gpus_per_worker,
-                           "compute": data.ActorPoolStrategy(size=size)}
-    else:  # tasks: Ray's running worker processes, no actor to start per job
-        fn, args = Align("cpu"), {"num_cpus": 1, "compute": data.TaskPoolStrategy(size=size)}
     per_task = recordings_per_task or default_per_task(ds.count(), size)
-    ds = ds.map_batches(fn, batch_size=int(per_task), batch_format="numpy", **args)
+    ds = ds.map_batches(Align, fn_constructor_kwargs={"device": "auto"},
+                        batch_size=int(per_task), batch_format="numpy",
+                        num_gpus=num_gpus_per_worker or None,
+                        compute=data.ActorPoolStrategy(size=size))
     return write_lerobot(ds, output, overwrite=overwrite, robot_type=robot_type, log=log)
