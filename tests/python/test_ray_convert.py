@@ -85,6 +85,15 @@ def test_several_recordings_per_task_equal_serial(inputs, serial, tmp_path):
     assert not os.path.exists(tmp_path / "other")
 
 
+def test_default_recordings_per_task():
+    # about 20 tasks per worker, at least one recording per task
+    from robocache.ray._convert import default_per_task
+    assert default_per_task(1440, 16) == 4
+    assert default_per_task(76_000, 16) == 237
+    assert default_per_task(319, 16) == 1 and default_per_task(320, 16) == 1
+    assert default_per_task(640, 16) == 2 and default_per_task(3, 0) == 1
+
+
 class CrashOnce(rr.Align):
     """Kills its worker process the first time it meets `victim`."""
 
