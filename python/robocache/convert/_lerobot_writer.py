@@ -139,7 +139,7 @@ class LeRobotWriter:
         stats = {}
         for name, kind, _ in part.layout:
             if kind == "image":
-                row.update(self._write_video(_feature(ep, name), ep, stats))
+                row.update(self._write_video(name, ep, stats))
                 continue
             x = part.columns[name]
             cols[name] = self.pa.FixedSizeListArray.from_arrays(
@@ -189,7 +189,10 @@ class LeRobotWriter:
             self._data[3].close()
             self._data = None
 
-    def _write_video(self, f, ep, stats):
+    def _write_video(self, name, ep, stats):
+        """Encodes (or copies) the episode's video of image feature `name`,
+        puts its statistics in `stats`; returns its meta/episodes columns."""
+        f = _feature(ep, name)
         v = self._videos.get(f.name)
         if v is None:
             v = self._videos[f.name] = VideoFeature(self.root, f.name, self.fps,

@@ -18,9 +18,6 @@ import os
 import shutil
 import tempfile
 
-import numpy as np
-
-from ..convert._episode import Feature
 from ..convert._errors import ConvertError
 from ..convert._lerobot_writer import CHUNKS_SIZE, VIDEO_PATH, LeRobotWriter
 
@@ -78,30 +75,6 @@ def _episode_video(row, key, feature):
             "shape": feature["shape"], "info": feature["info"]}
 
 
-class StagedEpisode:
-    """A shard's episode with video features in the form LeRobotWriter.write
-    takes a converted episode: `features` (Feature list; an image feature's
-    one series is its video's dict from RecordingVideos, "file" an absolute
-    path), `values` float64 [T, D] (image columns 0), `valid_columns`,
-    `where`, `task`, `length`, `report`, `policies`."""
-
-    def __init__(self, part):
-        self.where, self.task, self.length = part.where, part.task, part.length
-        self.report, self.policies = part.report, part.policies
-        self.valid_columns = {n: part.columns[n] for n in part.valid}
-        self.features, cols, col = [], [], 0
-        for name, kind, width in part.layout:
-            if kind == "image":
-                series, names = [part.videos[name]], []
-                cols.append(np.zeros((part.length, width)))
-            else:
-                series, names = [], part.features[name]["names"]
-                cols.append(part.columns[name].astype(np.float64))
-            self.features.append(Feature(name, kind, names, slice(col, col + width), series, []))
-            col += width
-        self.values = np.concatenate(cols, axis=1)
-
-
 class _Placed:
     """What LeRobotWriter.finish reads of a feature's video: shape, info(),
     `files` (each placed file's output path and bytes)."""
@@ -125,30 +98,32 @@ class VideoPlacer(LeRobotWriter):
         self._placed = {}   # shard file -> (chunk, file) in the output
         self._count = {}    # feature -> files placed
 
-    def _write_video(self, f, ep, stats):
-        v = f.series[0]
-        placed = self._videos.get(f.name)
+    def _write_video(self, name, ep, stats):
+        """ep: a shard's StagedPart; its video of `name` is RecordingVideos'
+        dict ("file" an absolute path)."""
+        v = ep.videos[name]
+        placed = self._videos.get(name)
         if placed is not None and placed.shape != tuple(v["shape"]):
-            raise ConvertError(f"{ep.where}: {f.name} frames are {v['shape']}, the first "
+            raise ConvertError(f"{ep.where}: {name} frames are {v['shape']}, the first "
                                f"episode's {list(placed.shape)}")
         if placed is None:
-            placed = self._videos[f.name] = _Placed(v["shape"], v["info"])
+            placed = self._videos[name] = _Placed(v["shape"], v["info"])
         at = self._placed.get(v["file"])
         if at is None:
-            n = self._count.get(f.name, 0)
-            self._count[f.name] = n + 1
+            n = self._count.get(name, 0)
+            self._count[name] = n + 1
             at = divmod(n, CHUNKS_SIZE)
-            dst = os.path.join(self.root, VIDEO_PATH.format(video_key=f.name, chunk_index=at[0],
+            dst = os.path.join(self.root, VIDEO_PATH.format(video_key=name, chunk_index=at[0],
                                                             file_index=at[1]))
             os.makedirs(os.path.dirname(dst), exist_ok=True)
             _link(v["file"], dst)
             self._placed[v["file"]] = at
             placed.files.append({"file": os.path.relpath(dst, self.root),
                                  "bytes": os.path.getsize(dst)})
-        stats[f.name] = v["stats"]
-        self._record_path(f.name, ep, dict(ep.report.get("videos", {}).get(f.name, {}),
-                                           chunk_index=at[0], file_index=at[1]))
-        pre = f"videos/{f.name}/"
+        stats[name] = v["stats"]
+        self._record_path(name, ep, dict(ep.report.get("videos", {}).get(name, {}),
+                                         chunk_index=at[0], file_index=at[1]))
+        pre = f"videos/{name}/"
         return {pre + "chunk_index": at[0], pre + "file_index": at[1],
                 pre + "from_timestamp": v["from_timestamp"],
                 pre + "to_timestamp": v["to_timestamp"]}

@@ -11,7 +11,6 @@ from ..convert._convert import write
 from . import _shards
 from ._read import load_shard_list
 from ._merge import MergeWriter
-from ._video import StagedEpisode
 
 
 def write_lerobot(ds, output, *, overwrite=False, robot_type=None, log=None):
@@ -61,7 +60,6 @@ def _in_order(ds, root, keys, todo):
             if row is None:
                 break
             waiting.discard(str(row["key"]))
-        for it in _shards.read_shard(os.path.join(root, key)):
-            yield StagedEpisode(it) if getattr(it, "videos", None) else it
+        yield from _shards.read_shard(os.path.join(root, key))
     for _ in rows:  # runs ds to its end (a row of a shard not listed: nothing to merge)
         pass
