@@ -13,6 +13,7 @@ so a changed input or plan never reuses an old shard.
 """
 
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -24,6 +25,7 @@ from ..convert._errors import OutputError
 from ..convert._lerobot_writer import EpisodePart
 
 _PART_FIELDS = ("where", "task", "length", "layout", "features", "valid", "stats")
+_PAYLOAD = ("episodes.npz", "episodes.json")  # read into memory; videos are placed as files
 
 
 def staging(output):
@@ -78,15 +80,11 @@ def write_shard(root, key, items, files=None):
             meta.append(m)
             for j, name in enumerate(it.columns):
                 arrays[f"{i}/{j}"] = it.columns[name]
-        np.savez(os.path.join(tmp, "episodes.npz"), **arrays)
-        with open(os.path.join(tmp, "episodes.json"), "w") as fh:
-            json.dump(meta, fh)
-        for rel, data in (files or {}).items():
-            os.makedirs(os.path.dirname(os.path.join(tmp, rel)), exist_ok=True)
-            with open(os.path.join(tmp, rel), "wb") as fh:
-                fh.write(data)
-        sums = {n: _sha256(os.path.join(tmp, n))
-                for n in ("episodes.npz", "episodes.json", *(files or {}))}
+        npz = io.BytesIO()
+        np.savez(npz, **arrays)
+        contents = {"episodes.npz": npz.getvalue(), "episodes.json": json.dumps(meta).encode(),
+                    **(files or {})}
+        sums = {rel: _put(os.path.join(tmp, rel), data) for rel, data in contents.items()}
         with open(os.path.join(tmp, "manifest.json"), "w") as fh:
             json.dump({"key": key, "sha256": sums}, fh)
         if os.path.isdir(final):  # damaged, or written meanwhile by a retry: replaced
@@ -104,25 +102,51 @@ def write_shard(root, key, items, files=None):
     return final
 
 
-def is_complete(folder):
-    """True when folder/manifest.json exists and both files match its SHA-256."""
+def _put(path, data):
+    """Writes bytes to path; their SHA-256 (hex)."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as fh:
+        fh.write(data)
+    return hashlib.sha256(data).hexdigest()
+
+
+def _checked(folder):
+    """{name: bytes} of the shard's episodes.npz and episodes.json, each file
+    read once, when folder/manifest.json exists and every file it lists
+    matches its SHA-256; else None."""
     try:
         with open(os.path.join(folder, "manifest.json")) as fh:
             sums = json.load(fh)["sha256"]
-        return all(_sha256(os.path.join(folder, n)) == s for n, s in sums.items())
+        payload = {}
+        for n, s in sums.items():
+            path = os.path.join(folder, n)
+            if n in _PAYLOAD:
+                with open(path, "rb") as fh:
+                    payload[n] = fh.read()
+                digest = hashlib.sha256(payload[n]).hexdigest()
+            else:
+                digest = _sha256(path)
+            if digest != s:
+                return None
+        return payload if len(payload) == len(_PAYLOAD) else None
     except (OSError, ValueError, KeyError, TypeError):
-        return False
+        return None
+
+
+def is_complete(folder):
+    """True when folder/manifest.json exists and every file matches its SHA-256."""
+    return _checked(folder) is not None
 
 
 def read_shard(folder):
     """The shard's items in order: StagedPart (video files as absolute paths)
     or rejected reports. OutputError when the shard is missing or damaged."""
-    if not is_complete(folder):
+    payload = _checked(folder)
+    if payload is None:
         raise OutputError(f"{folder}: shard missing or its checksums do not match")
-    with open(os.path.join(folder, "episodes.json")) as fh:
-        meta = json.load(fh)
+    meta = json.loads(payload["episodes.json"])
     out = []
-    with np.load(os.path.join(folder, "episodes.npz")) as npz:
+    with np.load(io.BytesIO(payload["episodes.npz"])) as npz:
         for i, m in enumerate(meta):
             if "rejected" in m:
                 out.append(m["rejected"])
