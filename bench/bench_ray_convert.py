@@ -119,7 +119,8 @@ def run_ray(inputs, out, workers, per_task, phases):
     watcher.start()
     try:
         rr.convert(inputs, out, streams=STREAMS, fps=FPS, num_workers=workers,
-                   recordings_per_task=per_task, log=lambda line: merged.append(time.perf_counter() - t0))
+                   recordings_per_task=per_task,
+                   log=lambda line: merged.append(time.perf_counter() - t0))
     finally:
         done.set()
         watcher.join()
@@ -198,11 +199,9 @@ def main():
         start = start_ray(w)
         for k in args.recordings_per_task:
             phases, per_task = [], None if k == "auto" else k
-            rows.append(summary("ray", w, timed(lambda o: run_ray(inputs, o, w, per_task, phases),
-                                                tmp,
-                                                args.repeats,
-                                                lambda o: same_dataset(reference, o)),
-                                episodes, mb))
+            times = timed(lambda o: run_ray(inputs, o, w, per_task, phases), tmp, args.repeats,
+                          lambda o: same_dataset(reference, o))
+            rows.append(summary("ray", w, times, episodes, mb))
             rows[-1].update(recordings_per_task=k, ray_start_s=start, phases=phases,
                             per_task=per_task or default_per_task(len(inputs), w),
                             phases_median={p: float(np.median([x[p] for x in phases]))
@@ -212,8 +211,7 @@ def main():
         base = next(b for b in rows if b["case"] == r["case"] and b["workers"] == min(
             args.workers) and b.get("recordings_per_task") == r.get("recordings_per_task"))
         r["scaling_efficiency"] = (r["episodes_per_s"] * base["workers"]
-                                           / (base["episodes_per_s"] * r["workers"]))
-    for r in rows[1:]:
+                                   / (base["episodes_per_s"] * r["workers"]))
         r["efficiency_vs_serial"] = rows[0]["median_s"] / (r["workers"] * r["median_s"])
     for r in rows:
         if r["case"] == "ray":

@@ -35,8 +35,9 @@ def main(one_path, many_path, out):
               "efficiency": total / (n * single), "inputs": [one_path, many_path],
               "commands": [one["command"], many["command"]], "commit": many["commit"]}
     print(f"{many['device']}, {many['policy']} ({many['preset']}), ddp_tuned "
-          f"{many['ddp_tuned']}, cuda_graph {many.get('cuda_graph', False)}: 1 rank {single:,.0f} samples/s, {n} ranks {total:,.0f} "
-          f"samples/s: {100 * result['efficiency']:.1f} % of linear")
+          f"{many['ddp_tuned']}, cuda_graph {many.get('cuda_graph', False)}: 1 rank "
+          f"{single:,.0f} samples/s, {n} ranks {total:,.0f} samples/s: "
+          f"{100 * result['efficiency']:.1f} % of linear")
     for r in many["per_rank"]:
         print(f"  rank {r['rank']}: data {r['data_s_median'] * 1e3:.2f} ms "
               f"({100 * r['data_fraction']:.1f} % of the step), update "

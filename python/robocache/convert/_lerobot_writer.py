@@ -193,10 +193,10 @@ class LeRobotWriter:
         """Encodes (or copies) the episode's video of image feature `name`,
         puts its statistics in `stats`; returns its meta/episodes columns."""
         f = _feature(ep, name)
-        v = self._videos.get(f.name)
+        v = self._videos.get(name)
         if v is None:
-            v = self._videos[f.name] = VideoFeature(self.root, f.name, self.fps,
-                                                    self.video_mb * 2 ** 20, CHUNKS_SIZE)
+            v = self._videos[name] = VideoFeature(self.root, name, self.fps,
+                                                  self.video_mb * 2 ** 20, CHUNKS_SIZE)
         series = f.series[0]
         idx = np.rint(ep.values[:, f.cols.start]).astype(np.int64)
         clip, reason = self._sources.clip(f, idx, self.fps)
@@ -215,11 +215,11 @@ class LeRobotWriter:
                     yield frames
             chunk, file, t0, t1 = v.encode(chunks(), ep.where)
         # per channel in [0, 1], from up to IMAGE_STATS_FRAMES frames spread over the episode
-        stats[f.name] = _stats.of_images(np.concatenate(sample))
-        self._record_path(f.name, ep, {"path": "reencode" if clip is None else "passthrough",
-                                       "reason": reason, "chunk_index": chunk,
-                                       "file_index": file})
-        prefix = f"videos/{f.name}/"
+        stats[name] = _stats.of_images(np.concatenate(sample))
+        self._record_path(name, ep, {"path": "reencode" if clip is None else "passthrough",
+                                     "reason": reason, "chunk_index": chunk,
+                                     "file_index": file})
+        prefix = f"videos/{name}/"
         return {prefix + "chunk_index": chunk, prefix + "file_index": file,
                 prefix + "from_timestamp": t0, prefix + "to_timestamp": t1}
 

@@ -2,14 +2,11 @@
 
     import robocache.ray as rr
     ds = rr.read_recordings(paths, streams=[...], fps=30, output="/data/out")
-    ds = ds.map_batches(rr.Align, fn_constructor_kwargs={"device": "auto"}, batch_size=1,
-                        num_gpus=1, compute=ray.data.ActorPoolStrategy(size=4))  # GPU actors
-    # CPU: ds.map_batches(rr.Align("cpu"), batch_size=1,
-    #                     compute=ray.data.TaskPoolStrategy(size=16))             # tasks
-    rr.write_lerobot(ds, "/data/out")
+    ds = ds.map_batches(rr.Align, fn_constructor_kwargs={"device": "auto"}, batch_size=4,
+                        num_gpus=1, compute=ray.data.ActorPoolStrategy(size=4))
+    rr.write_lerobot(ds, "/data/out")                   # (CPU: leave num_gpus out)
 
-One recording is one unit of work (a shard): Align (Ray actors on GPUs,
-tasks on CPUs) reads and aligns it
+One recording is one unit of work (a shard): Align actors read and align it
 (robocache.convert's own code, on the GPU Ray gives them or the CPU backend),
 compute its episodes' columns, statistics and MP4 video (image features) and
 write its shard (checksummed) beside the output; write_lerobot runs the

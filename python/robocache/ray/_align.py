@@ -21,10 +21,11 @@ OUTPUT_COLUMNS = ("shard", "path", "key")
 class Align:
     """map_batches(Align, fn_constructor_kwargs={"device": ...}, ...) (actors)
     or map_batches(Align("cpu"), ...) (tasks: the instance is pickled to
-    Ray's worker processes) over read_recordings rows. Per row it converts the recording and writes its
-    shard (its converted episodes, rejected-episode reports and the MP4s of
-    its image features, encoded here by robocache.convert's LeRobot writer;
-    see _shards and _video.RecordingVideos) into the row's staging folder;
+    Ray's worker processes) over read_recordings rows. Per row it converts
+    the recording and writes its shard (its converted episodes,
+    rejected-episode reports and the MP4s of its image features, encoded
+    here by robocache.convert's LeRobot writer; see _shards and
+    _video.RecordingVideos) into the row's staging folder;
     a shard already complete there (a retried task) is kept. Output: one row
     per recording, shard (int), path (str), key (str): nothing of the
     episodes goes through Ray's object store.
