@@ -31,10 +31,11 @@ class Device(rr.Align):
         return out
 
 
-@pytest.fixture
-def cpu_dataset(tmp_path):
-    convert(INPUTS, str(tmp_path / "cpu"), to="lerobot", fps=FPS, streams=STREAMS)
-    return tmp_path / "cpu"
+@pytest.fixture(scope="module")
+def cpu_dataset(tmp_path_factory):
+    out = tmp_path_factory.mktemp("serial") / "cpu"
+    convert(INPUTS, str(out), to="lerobot", fps=FPS, streams=STREAMS)
+    return out
 
 
 def assert_matches_cpu(cpu, out):
