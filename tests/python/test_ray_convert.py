@@ -94,6 +94,16 @@ def test_default_recordings_per_task():
     assert default_per_task(640, 16) == 2 and default_per_task(3, 0) == 1
 
 
+@pytest.mark.parametrize("manifest", ['{"sha256": []}', '{"sha256": {"x": 1}}', '[]', '{'])
+def test_damaged_manifest_is_an_incomplete_shard(tmp_path, manifest):
+    from robocache.ray import _shards
+    from robocache.convert._errors import OutputError
+    (tmp_path / "manifest.json").write_text(manifest)
+    assert not _shards.is_complete(str(tmp_path))
+    with pytest.raises(OutputError, match="shard missing or its checksums do not match"):
+        _shards.read_shard(str(tmp_path))
+
+
 class CrashOnce(rr.Align):
     """Kills its worker process the first time it meets `victim`."""
 

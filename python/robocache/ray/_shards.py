@@ -129,7 +129,7 @@ def _checked(folder):
             if digest != s:
                 return None
         return payload if len(payload) == len(_PAYLOAD) else None
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
 
