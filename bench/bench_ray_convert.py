@@ -10,7 +10,9 @@ odometry pose and twist streams of tests/python/test_ray_convert.py. The
 defaults (48 recordings, 2 runs per case, --workers 1 2 4 8 16) give each of
 16 workers 3 recordings.
 
-  serial   robocache.convert.convert(all inputs) -> one dataset
+  serial   robocache.convert.convert(all inputs) -> one dataset; with
+           --serial-recordings M, of the first M inputs only (M even: both
+           fixtures M / 2 times), compared by throughput (episodes/s)
   pool W   multiprocessing.Pool(W).map of convert([one input]) -> one dataset
            per input (what a user would write; no merged dataset). The
            spawn start method: each pool process imports robocache.convert
@@ -27,17 +29,20 @@ defaults (48 recordings, 2 runs per case, --workers 1 2 4 8 16) give each of
 Reports per case median/p10/p90 seconds, episodes/s and MB/s (input bytes /
 median time), the scaling efficiency of Ray (per K) and of the pool
 (throughput at W / (W x throughput at the fewest workers)), the efficiency against serial
-(serial time / (W x time)) and Ray's overhead over the pool at equal W (ray
+(throughput / (W x serial throughput)) and Ray's overhead over the pool at equal W (ray
 median / pool median - 1). Ray's phases, from a thread watching the staging
 folder and the merge's per-episode log: first_shard_s (start-up until the
 first shard is written), last_shard_s (until the last one is), merged_s
 (until the merge has written the last episode) and end_s (the dataset
 renamed into place, staging folder removed). The first serial run's dataset
-is the reference every Ray run is checked against, file for file. Prints a
+is the reference every Ray run is checked against, file for file; with
+--serial-recordings below --recordings, each Ray dataset is checked to hold
+every episode and to be the first Ray run's dataset, file for file. Prints a
 table and writes ray_convert_<cpu-model>_<N>cpu.json to --out (a folder,
 default bench/results/, or a file name).
 
 usage: python bench/bench_ray_convert.py [--workers 1 2 4 8 16] [--recordings N]
+                                          [--serial-recordings M]
                                           [--recordings-per-task auto 1 4] [--repeats R]
                                           [--out PATH]
 """
@@ -138,6 +143,10 @@ def start_ray(workers):
     return time.perf_counter() - t0
 
 
+def total_episodes(dataset):
+    return json.loads(pathlib.Path(f"{dataset}/meta/info.json").read_text())["total_episodes"]
+
+
 def same_dataset(a, b):
     rels = sorted(str(p.relative_to(a)) for p in pathlib.Path(a).rglob("*") if p.is_file())
     return all(filecmp.cmp(f"{a}/{r}", f"{b}/{r}", shallow=False) for r in rels)
@@ -176,9 +185,17 @@ def main():
     ap.add_argument("--recordings", type=int, default=48)
     ap.add_argument("--recordings-per-task", nargs="+", default=["auto"],
                     type=lambda k: k if k == "auto" else int(k))
+    ap.add_argument("--serial-recordings", type=int,
+                    help="serial conversion of the first M recordings only (default: all; "
+                         "M even, as the inputs alternate the two fixtures)")
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--out", help="result folder or .json file (default bench/results/)")
     args = ap.parse_args()
+    m = args.serial_recordings
+    if m is not None and not (0 < m <= args.recordings and m % len(SOURCES) == 0
+                              and (m == args.recordings or args.recordings % len(SOURCES) == 0)):
+        ap.error("--serial-recordings: an even number from 2 to --recordings "
+                 "(--recordings even too when it is less)")
     import ray
     import robocache
     from robocache.ray._convert import default_per_task
@@ -187,20 +204,30 @@ def main():
     inputs = make_inputs(tmp, args.recordings)
     mb = sum(size_of(p) for p in inputs) / 1e6
     load = os.getloadavg()
+    serial_inputs = inputs[:args.serial_recordings or len(inputs)]
     reference = f"{tmp}/serial_reference"
-    rows = [summary("serial", 1, timed(lambda o: run_serial(inputs, o), tmp, args.repeats,
-                                       keep=reference), 0, mb)]
-    episodes = json.loads(pathlib.Path(f"{reference}/meta/info.json").read_text())[
-        "total_episodes"]
-    rows[0]["episodes_per_s"] = episodes / rows[0]["median_s"]
+    rows = [summary("serial", 1, timed(lambda o: run_serial(serial_inputs, o), tmp,
+                                       args.repeats, keep=reference), 0,
+                    sum(size_of(p) for p in serial_inputs) / 1e6)]
+    rows[0]["recordings"] = len(serial_inputs)
+    rows[0]["episodes_per_s"] = total_episodes(reference) / rows[0]["median_s"]
+    episodes = total_episodes(reference) * len(inputs) // len(serial_inputs)
+    if len(serial_inputs) == len(inputs):
+        check = lambda o: same_dataset(reference, o)  # noqa: E731
+    else:  # each Ray dataset: every episode there, the same files as the first one
+        first_ray = f"{tmp}/ray_reference"
+        check = lambda o: (total_episodes(o) == episodes  # noqa: E731
+                           and (not os.path.exists(first_ray) or same_dataset(first_ray, o)))
     for w in args.workers:
         rows.append(summary("pool", w, timed(lambda o: run_pool(inputs, o, w), tmp,
                                              args.repeats), episodes, mb))
         start = start_ray(w)
         for k in args.recordings_per_task:
             phases, per_task = [], None if k == "auto" else k
+            keep = None if len(serial_inputs) == len(inputs) or os.path.exists(first_ray) \
+                else first_ray
             times = timed(lambda o: run_ray(inputs, o, w, per_task, phases), tmp, args.repeats,
-                          lambda o: same_dataset(reference, o))
+                          check, keep)
             rows.append(summary("ray", w, times, episodes, mb))
             rows[-1].update(recordings_per_task=k, ray_start_s=start, phases=phases,
                             per_task=per_task or default_per_task(len(inputs), w),
@@ -212,12 +239,14 @@ def main():
             args.workers) and b.get("recordings_per_task") == r.get("recordings_per_task"))
         r["scaling_efficiency"] = (r["episodes_per_s"] * base["workers"]
                                    / (base["episodes_per_s"] * r["workers"]))
-        r["efficiency_vs_serial"] = rows[0]["median_s"] / (r["workers"] * r["median_s"])
+        r["efficiency_vs_serial"] = r["episodes_per_s"] / (r["workers"]
+                                                           * rows[0]["episodes_per_s"])
     for r in rows:
         if r["case"] == "ray":
             pool = next(p for p in rows if p["case"] == "pool" and p["workers"] == r["workers"])
             r["overhead_vs_pool"] = r["median_s"] / pool["median_s"] - 1
-    print(f"{len(inputs)} recordings ({mb:.1f} MB, {episodes} episodes), "
+    print(f"{len(inputs)} recordings ({mb:.1f} MB, {episodes} episodes; serial: "
+          f"{rows[0]['recordings']}), "
           f"{args.repeats} runs each, {os.cpu_count()} CPUs, load average before: "
           f"{load[0]:.1f}, {time.perf_counter() - t_start:.0f} s in all")
     print(f"{'case':8s} {'W':>3s} {'K':>2s} {'median s':>9s} {'p10':>7s} {'p90':>7s} {'ep/s':>7s} "
