@@ -85,6 +85,20 @@ def test_several_recordings_per_task_equal_serial(inputs, serial, tmp_path):
     assert not os.path.exists(tmp_path / "other")
 
 
+def test_read_recordings_blocks(inputs, tmp_path):
+    # recordings_per_block rows in each block Ray's object store gets, rows in input order
+    out = str(tmp_path / "husky")
+    for per_block, blocks in ((1, 4), (3, 2), (4, 1), (9, 1)):
+        ds = rr.read_recordings(inputs, streams=STREAMS, fps=FPS, output=out,
+                                recordings_per_block=per_block)
+        assert ds.num_blocks() == blocks
+        assert [(r["shard"], r["path"]) for r in ds.take_all()] == list(enumerate(inputs))
+    with pytest.raises(ValueError, match="recordings_per_block must be >= 1, got 0"):
+        rr.read_recordings(inputs, streams=STREAMS, fps=FPS, output=str(tmp_path / "other"),
+                           recordings_per_block=0)
+    assert not os.path.exists(tmp_path / ".other.shards")
+
+
 def test_default_recordings_per_task():
     # about 20 tasks per worker, at least one recording per task
     from robocache.ray._convert import default_per_task

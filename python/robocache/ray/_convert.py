@@ -4,7 +4,7 @@ Align actors -> write_lerobot) on a local Ray or a cluster."""
 from ..convert import _output
 from ._align import Align
 from ._deps import ray_data
-from ._read import read_recordings
+from ._read import dataset, recording_rows
 from ._write import write_lerobot
 
 TASKS_PER_WORKER = 20  # recordings_per_task=None: about this many tasks per worker
@@ -49,13 +49,13 @@ def convert(inputs, output, *, streams, fps=None, reference=None, span="overlap"
         res = ray.cluster_resources()
         num_workers = (int(res.get("GPU", 0) / num_gpus_per_worker) if num_gpus_per_worker
                        else int(res.get("CPU", 1)))
-    ds = read_recordings(inputs, streams=streams, fps=fps, reference=reference, span=span,
-                         invalid=invalid, split_gap=split_gap, split_by=split_by, task=task,
-                         order=order, output=output)
+    rows = recording_rows(inputs, streams=streams, fps=fps, reference=reference, span=span,
+                          invalid=invalid, split_gap=split_gap, split_by=split_by, task=task,
+                          order=order, output=output)
     size = max(1, num_workers)
-    per_task = recordings_per_task or default_per_task(ds.count(), size)
-    ds = ds.map_batches(Align, fn_constructor_kwargs={"device": "auto"},
-                        batch_size=int(per_task), batch_format="numpy",
-                        num_gpus=num_gpus_per_worker or None,
-                        compute=data.ActorPoolStrategy(size=size))
+    per_task = int(recordings_per_task or default_per_task(len(rows), size))
+    ds = dataset(rows, per_task).map_batches(Align, fn_constructor_kwargs={"device": "auto"},
+                                             batch_size=per_task, batch_format="numpy",
+                                             num_gpus=num_gpus_per_worker or None,
+                                             compute=data.ActorPoolStrategy(size=size))
     return write_lerobot(ds, output, overwrite=overwrite, robot_type=robot_type, log=log)

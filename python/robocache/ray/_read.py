@@ -12,7 +12,8 @@ from ._deps import ray_data
 
 
 def read_recordings(paths, *, streams, output, fps=None, reference=None, span="overlap",
-                    invalid="trim", split_gap=None, split_by=None, task=None, order="error"):
+                    invalid="trim", split_gap=None, split_by=None, task=None, order="error",
+                    recordings_per_block=1):
     """A ray.data.Dataset with one row per recording still to convert, in
     input order: shard (int, its place in the input order), path (str), key
     (str, 16 hex digits: input files' names, sizes, mtimes and the plan),
@@ -25,9 +26,30 @@ def read_recordings(paths, *, streams, output, fps=None, reference=None, span="o
             (`.NAME.shards/` beside it) gets the full shard list; recordings
             whose shard is already complete there (checksums verified) are
             left out, so a rerun after an interruption converts only the rest.
-    Raises SpecError (bad arguments), ImportError naming robocache[ray].
+    recordings_per_block  rows per block of the dataset (the driver puts each
+            block into Ray's object store, a few ms each): map_batches'
+            batch_size, or a divisor of it, keeps its tasks that size
+    Raises SpecError (bad arguments), ValueError (recordings_per_block < 1),
+    ImportError naming robocache[ray].
     """
-    data = ray_data()
+    if int(recordings_per_block) < 1:
+        raise ValueError(f"recordings_per_block must be >= 1, got {recordings_per_block}")
+    rows = recording_rows(paths, streams=streams, output=output, fps=fps, reference=reference,
+                          span=span, invalid=invalid, split_gap=split_gap, split_by=split_by,
+                          task=task, order=order)
+    return dataset(rows, recordings_per_block)
+
+
+def dataset(rows, recordings_per_block):
+    """ray.data.from_items(rows) in blocks of recordings_per_block rows."""
+    blocks = -(-len(rows) // int(recordings_per_block))
+    return ray_data().from_items(rows, override_num_blocks=max(blocks, 1))
+
+
+def recording_rows(paths, *, streams, output, fps, reference, span, invalid, split_gap,
+                   split_by, task, order):
+    """read_recordings' rows (a list), its shard list saved."""
+    ray_data()
     paths = [str(p) for p in paths]
     specs, fps, options = plan(paths, to="lerobot", streams=streams, fps=fps,
                                reference=reference, span=span, invalid=invalid,
@@ -41,7 +63,7 @@ def read_recordings(paths, *, streams, output, fps=None, reference=None, span="o
             for i, (p, k) in enumerate(zip(paths, keys))
             if not _shards.is_complete(os.path.join(root, k))]
     _save_shard_list(root, paths, keys, [r["key"] for r in rows], plan_bytes)
-    return data.from_items(rows, override_num_blocks=max(len(rows), 1))
+    return rows
 
 
 def _save_shard_list(root, paths, keys, todo, plan_bytes):
