@@ -5,6 +5,7 @@ still converting."""
 import os
 import pickle
 import shutil
+from concurrent import futures
 
 from ..convert import _output
 from ..convert._convert import write
@@ -43,8 +44,22 @@ def write_lerobot(ds, output, *, overwrite=False, robot_type=None, log=None):
     specs, fps, options = pickle.loads(plan)
     report = write(_in_order(ds, root, keys, todo), output, to="lerobot", inputs=paths, fps=fps,
                    options=options, robot_type=robot_type, log=log, writer_class=MergeWriter)
-    shutil.rmtree(root, ignore_errors=True)
+    _remove(root)
     return report
+
+
+def _remove(root):
+    """Removes the staging folder, its shard folders on several threads: one
+    thread unlinking a few GB of shards takes seconds (the kernel frees their
+    pages and blocks), while the cores that converted them are idle."""
+    try:
+        shards = [e.path for e in os.scandir(root) if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return
+    with futures.ThreadPoolExecutor(min(16, os.cpu_count() or 1)) as pool:
+        for _ in pool.map(lambda d: shutil.rmtree(d, ignore_errors=True), shards):
+            pass
+    shutil.rmtree(root, ignore_errors=True)
 
 
 def _in_order(ds, root, keys, todo):
