@@ -33,8 +33,9 @@ median time), the scaling efficiency of Ray (per K) and of the pool
 median / pool median - 1). Ray's phases, from a thread watching the staging
 folder and the merge's per-episode log: first_shard_s (start-up until the
 first shard is written), last_shard_s (until the last one is), merged_s
-(until the merge has written the last episode) and end_s (the dataset
-renamed into place, staging folder removed). The first serial run's dataset
+(until the merge has written the last episode), committed_s (the dataset
+renamed into place: its meta/ written) and end_s (rr.convert returned: sync
+report written, staging folder removed). The first serial run's dataset
 is the reference every Ray run is checked against, file for file; with
 --serial-recordings below --recordings, each Ray dataset is checked to hold
 every episode and to be the first Ray run's dataset, file for file. Prints a
@@ -109,17 +110,23 @@ def run_ray(inputs, out, workers, per_task, phases):
     """robocache.ray.convert; appends the run's phases (seconds from its start)."""
     import robocache.ray as rr
     from robocache.ray._shards import staging
-    stage, t0, seen, merged = staging(out), time.perf_counter(), {}, []
+    stage, t0, marks, merged = staging(out), time.perf_counter(), {}, []
     done = threading.Event()
 
-    def watch():  # completed shards are the 16-hex-digit folders of the staging folder
+    def watch():  # completed shards: the 16-hex-digit folders of the staging folder
+        most = 0
         while not done.wait(0.02):
+            now = time.perf_counter() - t0
+            if "committed_s" not in marks and os.path.exists(out):
+                marks["committed_s"] = now
             try:
                 n = sum(len(d) == 16 for d in os.listdir(stage))
             except OSError:
                 continue
-            if n and n not in seen:
-                seen[n] = time.perf_counter() - t0
+            if n > most:  # (the count falls again while the staging folder is removed)
+                most = n
+                marks.setdefault("first_shard_s", now)
+                marks["last_shard_s"] = now
     watcher = threading.Thread(target=watch)
     watcher.start()
     try:
@@ -127,10 +134,13 @@ def run_ray(inputs, out, workers, per_task, phases):
                    recordings_per_task=per_task,
                    log=lambda line: merged.append(time.perf_counter() - t0))
     finally:
+        end = time.perf_counter() - t0
         done.set()
         watcher.join()
-    phases.append({"first_shard_s": min(seen.values()), "last_shard_s": max(seen.values()),
-                   "merged_s": merged[-1], "end_s": time.perf_counter() - t0})
+    phases.append({"first_shard_s": marks["first_shard_s"],
+                   "last_shard_s": marks["last_shard_s"], "merged_s": merged[-1],
+                   "committed_s": marks.get("committed_s", end),  # (less than a poll before)
+                   "end_s": end})
 
 
 def start_ray(workers):
