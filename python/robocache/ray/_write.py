@@ -56,7 +56,7 @@ def _remove(root):
         shards = [e.path for e in os.scandir(root) if e.is_dir(follow_symlinks=False)]
     except OSError:
         return
-    with futures.ThreadPoolExecutor(min(16, os.cpu_count() or 1)) as pool:
+    with futures.ThreadPoolExecutor(min(8, os.cpu_count() or 1)) as pool:
         for _ in pool.map(lambda d: shutil.rmtree(d, ignore_errors=True), shards):
             pass
     shutil.rmtree(root, ignore_errors=True)
