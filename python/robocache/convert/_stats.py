@@ -60,15 +60,15 @@ def aggregate(parts):
     the episodes' quantiles (as LeRobot's aggregate_stats)."""
     n = np.array([p["count"][0] for p in parts], dtype=np.float64)
     total = n.sum()
-    shape = (-1,) + (1,) * np.asarray(parts[0]["mean"]).ndim
-    w = (n / total).reshape(shape)
-    mean = np.stack([np.asarray(p["mean"]) for p in parts])
-    std = np.stack([np.asarray(p["std"]) for p in parts])
+
+    def stacked(stat):  # [episodes, ...] float64, one conversion of the nested lists
+        return np.array([p[stat] for p in parts], dtype=np.float64)
+    mean, std = stacked("mean"), stacked("std")
+    w = (n / total).reshape((-1,) + (1,) * (mean.ndim - 1))
     m = (w * mean).sum(axis=0)
     var = (w * (std ** 2 + (mean - m) ** 2)).sum(axis=0)
-    out = {"min": np.min([p["min"] for p in parts], axis=0).tolist(),
-           "max": np.max([p["max"] for p in parts], axis=0).tolist(),
+    out = {"min": stacked("min").min(axis=0).tolist(), "max": stacked("max").max(axis=0).tolist(),
            "mean": m.tolist(), "std": np.sqrt(var).tolist(), "count": [int(total)]}
     for q in Q_NAMES:
-        out[q] = (w * np.stack([np.asarray(p[q]) for p in parts])).sum(axis=0).tolist()
+        out[q] = (w * stacked(q)).sum(axis=0).tolist()
     return out
