@@ -51,7 +51,7 @@ run_one() {
     tail -n 60 "$log"
     return 1
   fi
-  if compgen -G "$art*" > /dev/null; then # from a child process (the HDF5 readers' probe)
+  if compgen -G "$art*" > /dev/null; then # crash-child-*: from the HDF5 readers' child process (fuzz_hdf5.c)
     echo "FAIL $target: finding in $art (log: $log)"
     return 1
   fi

@@ -83,9 +83,37 @@ static const char *read_demo(hid_t file, void *arg) {
   return problem;
 }
 
+static void pack_demo(const void *arg, rc_h5_wire *w) {
+  const rc_io_h5_summary *s = arg;
+  rc_h5_put_array(w, s->timestamps_ns, s->T, sizeof *s->timestamps_ns);
+  rc_h5_put(w, &s->K, sizeof s->K);
+  rc_h5_put_strs(w, s->names, s->K);
+  rc_h5_put_array(w, s->cols, s->K, sizeof *s->cols);
+  rc_h5_put_array(w, s->valid_count, s->K, sizeof *s->valid_count);
+  rc_h5_put_str(w, s->version);
+  rc_h5_put_str(w, s->target);
+}
+
+static void unpack_demo(rc_h5_wire *w, void *arg) {
+  rc_io_h5_summary *s = arg;
+  s->timestamps_ns = rc_h5_get_array(w, sizeof *s->timestamps_ns, &s->T);
+  int32_t K = 0;
+  if (rc_h5_get(w, &K, sizeof K) < 0 || K < 0) return;
+  s->names = rc_h5_get_strs(w, K);
+  s->K = s->names ? K : 0;
+  int64_t n_cols, n_valid;
+  s->cols = rc_h5_get_array(w, sizeof *s->cols, &n_cols);
+  s->valid_count = rc_h5_get_array(w, sizeof *s->valid_count, &n_valid);
+  if (n_cols != K || n_valid != K) w->bad = 1;
+  s->version = rc_h5_get_str(w);
+  s->target = rc_h5_get_str(w);
+}
+
+static const rc_h5_reader demo_reader = {"align", read_demo, pack_demo, unpack_demo};
+
 robocache_status rc_io_read_hdf5_summary(const char *path, rc_io_h5_summary *s, rc_io_err *err) {
   memset(s, 0, sizeof *s);
-  return rc_h5_read_file(path, "align", read_demo, s, err);
+  return rc_h5_read_file(path, &demo_reader, s, err);
 }
 
 static const char *read_layout(hid_t file, void *layout) {
@@ -93,9 +121,17 @@ static const char *read_layout(hid_t file, void *layout) {
   return NULL;
 }
 
+static void pack_layout(const void *layout, rc_h5_wire *w) {
+  rc_h5_put_str(w, *(char *const *)layout);
+}
+
+static void unpack_layout(rc_h5_wire *w, void *layout) { *(char **)layout = rc_h5_get_str(w); }
+
+static const rc_h5_reader layout_reader = {"HDF5", read_layout, pack_layout, unpack_layout};
+
 robocache_status rc_io_read_hdf5_layout(const char *path, char **layout, rc_io_err *err) {
   *layout = NULL;
-  robocache_status s = rc_h5_read_file(path, "HDF5", read_layout, layout, err);
+  robocache_status s = rc_h5_read_file(path, &layout_reader, layout, err);
   if (s != ROBOCACHE_OK) {
     free(*layout);
     *layout = NULL;

@@ -5,6 +5,7 @@
 #include "voxel_io.h"
 #include "voxel_stats_hdf5.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,10 +86,50 @@ static const char *read_voxels(hid_t file, void *arg) {
   return s->num_datasets > 0 ? NULL : "no voxel arrays (grid, voxels, points, ...)";
 }
 
+/* The summary's fixed-size fields, sent as they are (the datasets' names
+ * point to rc_voxel_arrays, at the same address in the child), then its
+ * strings. */
+#define RC_FIELD(f)                                                                                \
+  { offsetof(rc_io_voxel_summary, f), sizeof(((rc_io_voxel_summary *)0)->f) }
+static const struct {
+  size_t offset, size;
+} rc_voxel_fields[] = {RC_FIELD(voxel_size), RC_FIELD(point_cloud_range), RC_FIELD(has_range),
+                       RC_FIELD(stats),      RC_FIELD(num_datasets),      RC_FIELD(datasets)};
+#undef RC_FIELD
+enum { RC_VOXEL_FIELDS = sizeof rc_voxel_fields / sizeof *rc_voxel_fields };
+
+static void pack_voxels(const void *arg, rc_h5_wire *w) {
+  const rc_io_voxel_summary *s = arg;
+  for (int i = 0; i < RC_VOXEL_FIELDS; i++)
+    rc_h5_put(w, (const char *)s + rc_voxel_fields[i].offset, rc_voxel_fields[i].size);
+  rc_h5_put_str(w, s->version);
+  rc_h5_put_str(w, s->mode);
+  rc_h5_put_str(w, s->preset);
+  rc_h5_put(w, &s->num_sources, sizeof s->num_sources);
+  rc_h5_put_strs(w, s->sources, s->num_sources);
+  rc_h5_put(w, &s->num_columns, sizeof s->num_columns);
+  rc_h5_put_strs(w, s->columns, s->num_columns);
+}
+
+static void unpack_voxels(rc_h5_wire *w, void *arg) {
+  rc_io_voxel_summary *s = arg;
+  for (int i = 0; i < RC_VOXEL_FIELDS; i++)
+    rc_h5_get(w, (char *)s + rc_voxel_fields[i].offset, rc_voxel_fields[i].size);
+  s->version = rc_h5_get_str(w);
+  s->mode = rc_h5_get_str(w);
+  s->preset = rc_h5_get_str(w);
+  int64_t n = 0;
+  if (rc_h5_get(w, &n, sizeof n) == 0 && (s->sources = rc_h5_get_strs(w, n))) s->num_sources = n;
+  n = 0;
+  if (rc_h5_get(w, &n, sizeof n) == 0 && (s->columns = rc_h5_get_strs(w, n))) s->num_columns = n;
+}
+
+static const rc_h5_reader voxel_reader = {"voxelize", read_voxels, pack_voxels, unpack_voxels};
+
 robocache_status rc_io_read_voxel_summary(const char *path, rc_io_voxel_summary *s,
                                           rc_io_err *err) {
   memset(s, 0, sizeof *s);
-  return rc_h5_read_file(path, "voxelize", read_voxels, s, err);
+  return rc_h5_read_file(path, &voxel_reader, s, err);
 }
 
 static void free_strings(char **v, int64_t n) {
