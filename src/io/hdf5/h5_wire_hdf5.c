@@ -32,6 +32,7 @@ void rc_h5_put_str(rc_h5_wire *w, const char *s) {
 }
 
 void rc_h5_put_strs(rc_h5_wire *w, char *const *v, int64_t count) {
+  rc_h5_put(w, &count, sizeof count);
   for (int64_t i = 0; i < count; i++) rc_h5_put_str(w, v[i]);
 }
 
@@ -75,17 +76,16 @@ char *rc_h5_get_str(rc_h5_wire *w) {
   return s;
 }
 
-char **rc_h5_get_strs(rc_h5_wire *w, int64_t count) {
-  if (count < 0 || (uint64_t)count > (w->size - w->at) / sizeof(int64_t)) {
-    w->bad = 1;
-    return NULL;
-  }
-  char **v = calloc((size_t)count + 1, sizeof *v);
+char **rc_h5_get_strs(rc_h5_wire *w, int64_t *count) {
+  *count = 0;
+  int64_t n = get_length(w, 0, sizeof n); /* each string has its length first */
+  char **v = n < 0 ? NULL : calloc((size_t)n + 1, sizeof *v);
   if (!v) {
     w->bad = 1;
     return NULL;
   }
-  for (int64_t i = 0; i < count && !w->bad; i++) v[i] = rc_h5_get_str(w);
+  for (int64_t i = 0; i < n && !w->bad; i++) v[i] = rc_h5_get_str(w);
+  *count = n;
   return v;
 }
 

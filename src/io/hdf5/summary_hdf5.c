@@ -86,7 +86,6 @@ static const char *read_demo(hid_t file, void *arg) {
 static void pack_demo(const void *arg, rc_h5_wire *w) {
   const rc_io_h5_summary *s = arg;
   rc_h5_put_array(w, s->timestamps_ns, s->T, sizeof *s->timestamps_ns);
-  rc_h5_put(w, &s->K, sizeof s->K);
   rc_h5_put_strs(w, s->names, s->K);
   rc_h5_put_array(w, s->cols, s->K, sizeof *s->cols);
   rc_h5_put_array(w, s->valid_count, s->K, sizeof *s->valid_count);
@@ -97,14 +96,12 @@ static void pack_demo(const void *arg, rc_h5_wire *w) {
 static void unpack_demo(rc_h5_wire *w, void *arg) {
   rc_io_h5_summary *s = arg;
   s->timestamps_ns = rc_h5_get_array(w, sizeof *s->timestamps_ns, &s->T);
-  int32_t K = 0;
-  if (rc_h5_get(w, &K, sizeof K) < 0 || K < 0) return;
-  s->names = rc_h5_get_strs(w, K);
-  s->K = s->names ? K : 0;
-  int64_t n_cols, n_valid;
+  int64_t K, n_cols, n_valid;
+  s->names = rc_h5_get_strs(w, &K);
+  s->K = (int32_t)K; /* exact: K strings fit the 1 GiB a read may send */
   s->cols = rc_h5_get_array(w, sizeof *s->cols, &n_cols);
   s->valid_count = rc_h5_get_array(w, sizeof *s->valid_count, &n_valid);
-  if (n_cols != K || n_valid != K) w->bad = 1;
+  if (K > RC_H5_MAX_STRINGS || n_cols != K || n_valid != K) w->bad = 1;
   s->version = rc_h5_get_str(w);
   s->target = rc_h5_get_str(w);
 }

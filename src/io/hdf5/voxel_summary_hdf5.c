@@ -105,9 +105,7 @@ static void pack_voxels(const void *arg, rc_h5_wire *w) {
   rc_h5_put_str(w, s->version);
   rc_h5_put_str(w, s->mode);
   rc_h5_put_str(w, s->preset);
-  rc_h5_put(w, &s->num_sources, sizeof s->num_sources);
   rc_h5_put_strs(w, s->sources, s->num_sources);
-  rc_h5_put(w, &s->num_columns, sizeof s->num_columns);
   rc_h5_put_strs(w, s->columns, s->num_columns);
 }
 
@@ -118,10 +116,8 @@ static void unpack_voxels(rc_h5_wire *w, void *arg) {
   s->version = rc_h5_get_str(w);
   s->mode = rc_h5_get_str(w);
   s->preset = rc_h5_get_str(w);
-  int64_t n = 0;
-  if (rc_h5_get(w, &n, sizeof n) == 0 && (s->sources = rc_h5_get_strs(w, n))) s->num_sources = n;
-  n = 0;
-  if (rc_h5_get(w, &n, sizeof n) == 0 && (s->columns = rc_h5_get_strs(w, n))) s->num_columns = n;
+  s->sources = rc_h5_get_strs(w, &s->num_sources);
+  s->columns = rc_h5_get_strs(w, &s->num_columns);
 }
 
 static const rc_h5_reader voxel_reader = {"voxelize", read_voxels, pack_voxels, unpack_voxels};
