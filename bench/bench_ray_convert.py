@@ -216,26 +216,25 @@ def main():
     load = os.getloadavg()
     serial_inputs = inputs[:args.serial_recordings or len(inputs)]
     reference = f"{tmp}/serial_reference"
-    rows = [summary("serial", 1, timed(lambda o: run_serial(serial_inputs, o), tmp,
-                                       args.repeats, keep=reference), 0,
+    times = timed(lambda o: run_serial(serial_inputs, o), tmp, args.repeats, keep=reference)
+    rows = [summary("serial", 1, times, total_episodes(reference),
                     sum(size_of(p) for p in serial_inputs) / 1e6)]
     rows[0]["recordings"] = len(serial_inputs)
-    rows[0]["episodes_per_s"] = total_episodes(reference) / rows[0]["median_s"]
     episodes = total_episodes(reference) * len(inputs) // len(serial_inputs)
-    if len(serial_inputs) == len(inputs):
-        check = lambda o: same_dataset(reference, o)  # noqa: E731
-    else:  # each Ray dataset: every episode there, the same files as the first one
-        first_ray = f"{tmp}/ray_reference"
-        check = lambda o: (total_episodes(o) == episodes  # noqa: E731
-                           and (not os.path.exists(first_ray) or same_dataset(first_ray, o)))
+    # every Ray dataset holds every episode and equals the serial one (of the same inputs),
+    # else the first Ray run's
+    ray_reference = reference if serial_inputs == inputs else f"{tmp}/ray_reference"
+
+    def check(out):
+        return total_episodes(out) == episodes and (not os.path.exists(ray_reference)
+                                                     or same_dataset(ray_reference, out))
     for w in args.workers:
         rows.append(summary("pool", w, timed(lambda o: run_pool(inputs, o, w), tmp,
                                              args.repeats), episodes, mb))
         start = start_ray(w)
         for k in args.recordings_per_task:
             phases, per_task = [], None if k == "auto" else k
-            keep = None if len(serial_inputs) == len(inputs) or os.path.exists(first_ray) \
-                else first_ray
+            keep = None if os.path.exists(ray_reference) else ray_reference
             times = timed(lambda o: run_ray(inputs, o, w, per_task, phases), tmp, args.repeats,
                           check, keep)
             rows.append(summary("ray", w, times, episodes, mb))

@@ -2,6 +2,7 @@
 dataset on the driver by robocache.convert's own writer while the actors are
 still converting."""
 
+import functools
 import os
 import pickle
 import shutil
@@ -57,9 +58,8 @@ def _remove(root):
     except OSError:
         return
     with futures.ThreadPoolExecutor(min(8, os.cpu_count() or 1)) as pool:
-        for _ in pool.map(lambda d: shutil.rmtree(d, ignore_errors=True), shards):
-            pass
-    shutil.rmtree(root, ignore_errors=True)
+        pool.map(functools.partial(shutil.rmtree, ignore_errors=True), shards)
+    shutil.rmtree(root, ignore_errors=True)  # (the pool has finished: its exit waits)
 
 
 def _in_order(ds, root, keys, todo):
