@@ -135,7 +135,7 @@ class CrashOnce(rr.Align):
 @pytest.mark.parametrize("workers", ["actors", "tasks"])
 def test_worker_killed_mid_shard_is_retried(inputs, serial, tmp_path, workers):
     # Ray retries the task of a dead actor (restarted) or of a dead worker
-    # process (tasks: rr.convert's CPU path).
+    # process (tasks: an Align("cpu") instance, as docs/ray.md shows).
     out = tmp_path / "husky"
     flag = tmp_path / "crashed"
     kwargs = {"victim": inputs[2], "flag": str(flag)}
