@@ -263,16 +263,14 @@ class LeRobotWriter:
                 "features": self.features}
 
     def _write_episodes(self):
-        rows = []
-        for row, stats in zip(self.episodes, self.stats):
-            row = dict(row)
-            for feat, st in stats.items():
-                for k, v in st.items():
-                    row[f"stats/{feat}/{k}"] = v
-            row["meta/episodes/chunk_index"] = 0
-            row["meta/episodes/file_index"] = 0
-            rows.append(row)
-        table = self.pa.Table.from_pylist(rows)
+        columns = {k: [row.get(k) for row in self.episodes] for k in self.episodes[0]}
+        for feat in self.stats[0]:
+            for k in self.stats[0][feat]:
+                columns[f"stats/{feat}/{k}"] = [s[feat][k] for s in self.stats]
+        n = len(self.episodes)
+        columns["meta/episodes/chunk_index"] = [0] * n
+        columns["meta/episodes/file_index"] = [0] * n
+        table = self.pa.table({k: _column(self.pa, v) for k, v in columns.items()})
         self.pq.write_table(table, os.path.join(self.root, "meta", "episodes", "chunk-000",
                                                 "file-000.parquet"))
 
@@ -302,3 +300,21 @@ class LeRobotWriter:
         self._close_data()
         for v in self._videos.values():
             v.abort()
+
+
+def _column(pa, values):
+    """pa.array(values), the column Table.from_pylist would make; a column of
+    equal-shape nested lists of floats or ints (the per-episode statistics) is
+    built from one NumPy array instead of inferred value by value."""
+    if isinstance(values[0], list):
+        try:
+            arr = np.asarray(values)
+        except ValueError:  # ragged
+            arr = None
+        if arr is not None and arr.size and arr.dtype in (np.float64, np.int64):
+            out = pa.array(arr.reshape(-1))
+            for width in reversed(arr.shape[1:]):
+                out = pa.ListArray.from_arrays(
+                    pa.array(np.arange(0, len(out) + 1, width, dtype=np.int32)), out)
+            return out
+    return pa.array(values)
