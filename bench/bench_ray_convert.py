@@ -30,10 +30,12 @@ Reports per case median/p10/p90 seconds, episodes/s and MB/s (input bytes /
 median time), the scaling efficiency of Ray (per K) and of the pool
 (throughput at W / (W x throughput at the fewest workers)), the efficiency against serial
 (throughput / (W x serial throughput)) and Ray's overhead over the pool at equal W (ray
-median / pool median - 1). Ray's phases, from a thread watching the staging
-folder and the merge's per-episode log: first_shard_s (start-up until the
-first shard is written), last_shard_s (until the last one is), merged_s
-(until the merge has written the last episode), committed_s (the dataset
+median / pool median - 1), and per run the host's busy cores (busy_cores:
+CPU seconds of all processes / seconds, from /proc/stat). Ray's phases,
+from a thread watching the staging folder and the merge's per-episode log:
+first_shard_s (start-up until the first shard is written), last_shard_s
+(until the last one is), merged_s (until the merge has written the last
+episode), committed_s (the dataset
 renamed into place: its meta/ written) and end_s (rr.convert returned: sync
 report written, staging folder removed). The first serial run's dataset
 is the reference every Ray run is checked against, file for file; with
@@ -162,15 +164,29 @@ def same_dataset(a, b):
     return all(filecmp.cmp(f"{a}/{r}", f"{b}/{r}", shallow=False) for r in rels)
 
 
+def busy_cpu_s():
+    """CPU seconds the host's cores have been busy since boot (/proc/stat: all
+    but idle and iowait), or None where there is no /proc/stat."""
+    try:
+        with open("/proc/stat") as fh:
+            ticks = [int(v) for v in fh.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
+
+
 def timed(fn, tmp, repeats, check=None, keep=None):
-    """Seconds of `repeats` runs of fn(output); keep: the first run's output
-    is moved there."""
-    times = []
+    """(seconds, busy cores: the host's busy CPU seconds / seconds, or None)
+    of `repeats` runs of fn(output); keep: the first run's output is moved
+    there."""
+    times, busy = [], []
     for r in range(repeats):
         out = f"{tmp}/out{time.monotonic_ns()}"
-        t0 = time.perf_counter()
+        b0, t0 = busy_cpu_s(), time.perf_counter()
         fn(out)
         times.append(time.perf_counter() - t0)
+        b1 = busy_cpu_s()
+        busy.append(None if b0 is None else (b1 - b0) / times[-1])
         if check is not None and not check(out):
             sys.exit(f"{out}: differs from the serial dataset")
         if keep is not None and r == 0:
@@ -179,12 +195,13 @@ def timed(fn, tmp, repeats, check=None, keep=None):
             shutil.rmtree(out)
         for f in pathlib.Path(tmp).glob("*.sync.json"):
             f.unlink()
-    return times
+    return times, busy
 
 
-def summary(name, workers, times, episodes, mb):
+def summary(name, workers, timing, episodes, mb):
+    times, busy = timing
     med = float(np.median(times))
-    return {"case": name, "workers": workers, "median_s": med,
+    return {"case": name, "workers": workers, "median_s": med, "busy_cores": busy,
             "p10_s": float(np.percentile(times, 10)), "p90_s": float(np.percentile(times, 90)),
             "runs_s": times, "episodes_per_s": episodes / med, "mb_per_s": mb / med}
 
@@ -216,8 +233,8 @@ def main():
     load = os.getloadavg()
     serial_inputs = inputs[:args.serial_recordings or len(inputs)]
     reference = f"{tmp}/serial_reference"
-    times = timed(lambda o: run_serial(serial_inputs, o), tmp, args.repeats, keep=reference)
-    rows = [summary("serial", 1, times, total_episodes(reference),
+    timing = timed(lambda o: run_serial(serial_inputs, o), tmp, args.repeats, keep=reference)
+    rows = [summary("serial", 1, timing, total_episodes(reference),
                     sum(size_of(p) for p in serial_inputs) / 1e6)]
     rows[0]["recordings"] = len(serial_inputs)
     episodes = total_episodes(reference) * len(inputs) // len(serial_inputs)
@@ -235,9 +252,9 @@ def main():
         for k in args.recordings_per_task:
             phases, per_task = [], None if k == "auto" else k
             keep = None if os.path.exists(ray_reference) else ray_reference
-            times = timed(lambda o: run_ray(inputs, o, w, per_task, phases), tmp, args.repeats,
-                          check, keep)
-            rows.append(summary("ray", w, times, episodes, mb))
+            timing = timed(lambda o: run_ray(inputs, o, w, per_task, phases), tmp,
+                           args.repeats, check, keep)
+            rows.append(summary("ray", w, timing, episodes, mb))
             rows[-1].update(recordings_per_task=k, ray_start_s=start, phases=phases,
                             per_task=per_task or default_per_task(len(inputs), w),
                             phases_median={p: float(np.median([x[p] for x in phases]))
@@ -259,18 +276,21 @@ def main():
           f"{args.repeats} runs each, {os.cpu_count()} CPUs, load average before: "
           f"{load[0]:.1f}, {time.perf_counter() - t_start:.0f} s in all")
     print(f"{'case':8s} {'W':>3s} {'K':>2s} {'median s':>9s} {'p10':>7s} {'p90':>7s} {'ep/s':>7s} "
-          f"{'MB/s':>7s} {'eff':>6s} {'vs ser':>6s} {'vs pool':>8s}  ray phases (median s: "
-          "first shard, last shard, merged, end; start-up not timed)")
+          f"{'MB/s':>7s} {'cores':>5s} {'eff':>6s} {'vs ser':>6s} {'vs pool':>8s}  "
+          "ray phases (median s: first shard, last shard, merged, committed, end; "
+          "start-up not timed)")
     for r in rows:
         eff = f"{r['scaling_efficiency']:.2f}" if "scaling_efficiency" in r else "-"
         ser = f"{r['efficiency_vs_serial']:.2f}" if "efficiency_vs_serial" in r else "-"
         ovh = f"{100 * r['overhead_vs_pool']:+.0f}%" if "overhead_vs_pool" in r else "-"
+        cores = ("-" if None in r["busy_cores"]
+                 else f"{float(np.median(r['busy_cores'])):.1f}")
         ph = ("  " + " ".join(f"{v:.2f}" for v in r["phases_median"].values())
               + f" ({r['ray_start_s']:.1f})") if "phases_median" in r else ""
         print(f"{r['case']:8s} {r['workers']:3d} {r.get('per_task', 1):2d} "
               f"{r['median_s']:9.2f} {r['p10_s']:7.2f} "
-              f"{r['p90_s']:7.2f} {r['episodes_per_s']:7.2f} {r['mb_per_s']:7.2f} {eff:>6s} "
-              f"{ser:>6s} {ovh:>8s}{ph}")
+              f"{r['p90_s']:7.2f} {r['episodes_per_s']:7.2f} {r['mb_per_s']:7.2f} {cores:>5s} "
+              f"{eff:>6s} {ser:>6s} {ovh:>8s}{ph}")
     result = {"benchmark": "ray_convert", "device": cpu_model(), "cpus": os.cpu_count(),
               "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
               "load_average_before": load, "python": platform.python_version(),
