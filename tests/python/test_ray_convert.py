@@ -99,21 +99,6 @@ def test_read_recordings_blocks(inputs, tmp_path):
     assert not os.path.exists(tmp_path / ".other.shards")
 
 
-@pytest.mark.parametrize("n,k,w", [(2880, 9, 16), (76_000, 237, 16), (4, 3, 2), (1, 5, 1),
-                                   (40, 4, 0), (100, 1, 8)])
-def test_block_sizes(n, k, w):
-    # guided: full blocks of k, then ceil(left / 2w) while smaller, down to 1 row
-    from robocache.ray._read import block_sizes
-    uniform, guided = block_sizes(n, k), block_sizes(n, k, w)
-    assert uniform == [k] * (n // k) + ([n % k] if n % k else [])
-    assert sum(guided) == n and min(guided) >= 1 and max(guided) <= k
-    assert guided == sorted(guided, reverse=True) and guided[-1] == 1
-    left = n
-    for size in guided:
-        assert size == min(k, -(-left // (2 * max(1, w))))
-        left -= size
-
-
 def test_default_recordings_per_task():
     # about 20 tasks per worker, at least one recording per task
     from robocache.ray._convert import default_per_task

@@ -2,7 +2,7 @@
 
     import robocache.ray as rr
     ds = rr.read_recordings(paths, streams=[...], fps=30, output="/data/out")
-    ds = ds.map_batches(rr.Align, fn_constructor_kwargs={"device": "auto"}, batch_size=None,
+    ds = ds.map_batches(rr.Align, fn_constructor_kwargs={"device": "auto"}, batch_size=4,
                         num_gpus=1, compute=ray.data.ActorPoolStrategy(size=4))
     rr.write_lerobot(ds, "/data/out")                   # (CPU: leave num_gpus out)
 

@@ -32,8 +32,7 @@ def convert(inputs, output, *, streams, fps=None, reference=None, span="overlap"
                          still its own shard): more amortises Ray Data's cost
                          per task over short recordings, fewer balances the
                          workers' load; None (default): recordings to convert
-                         // (20 x workers), at least 1. The last tasks get
-                         fewer (_read.block_sizes), down to one recording
+                         // (20 x workers), at least 1
     A rerun after an interruption skips the recordings whose shards are
     complete. Errors as robocache.convert.convert, ValueError for
     recordings_per_task < 1, and ImportError naming robocache[ray] when ray
@@ -55,7 +54,8 @@ def convert(inputs, output, *, streams, fps=None, reference=None, span="overlap"
                           order=order, output=output)
     size = max(1, num_workers)
     per_task = int(recordings_per_task or default_per_task(len(rows), size))
-    ds = dataset(rows, per_task, size).map_batches(
-        Align, fn_constructor_kwargs={"device": "auto"}, batch_size=None, batch_format="numpy",
-        num_gpus=num_gpus_per_worker or None, compute=data.ActorPoolStrategy(size=size))
+    ds = dataset(rows, per_task).map_batches(Align, fn_constructor_kwargs={"device": "auto"},
+                                             batch_size=per_task, batch_format="numpy",
+                                             num_gpus=num_gpus_per_worker or None,
+                                             compute=data.ActorPoolStrategy(size=size))
     return write_lerobot(ds, output, overwrite=overwrite, robot_type=robot_type, log=log)

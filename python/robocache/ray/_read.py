@@ -27,8 +27,8 @@ def read_recordings(paths, *, streams, output, fps=None, reference=None, span="o
             whose shard is already complete there (checksums verified) are
             left out, so a rerun after an interruption converts only the rest.
     recordings_per_block  rows per block of the dataset (the driver puts each
-            block into Ray's object store, a few ms each); map_batches with
-            batch_size=None makes each block one task
+            block into Ray's object store, a few ms each): map_batches'
+            batch_size, or a divisor of it, keeps its tasks that size
     Raises SpecError (bad arguments), ValueError (recordings_per_block < 1),
     ImportError naming robocache[ray].
     """
@@ -40,30 +40,10 @@ def read_recordings(paths, *, streams, output, fps=None, reference=None, span="o
     return dataset(rows, recordings_per_block)
 
 
-def dataset(rows, recordings_per_block, workers=None):
-    """A ray.data.Dataset of `rows` in blocks (block_sizes) of at most
-    recordings_per_block rows each; map_batches with batch_size=None makes
-    each block one task."""
-    import pyarrow as pa
-    tables, start = [], 0
-    for size in block_sizes(len(rows), recordings_per_block, workers) or [0]:
-        tables.append(pa.Table.from_pylist(rows[start:start + size]))
-        start += size
-    return ray_data().from_arrow(tables)
-
-
-def block_sizes(n, per_block, workers=None):
-    """Rows per block for n rows: per_block each (the last block the rest);
-    with `workers`, the last rows in blocks of ceil(rows left / (2 x
-    workers)) while that is less than per_block (guided self-scheduling):
-    the tasks shorten towards the end, so that the workers finish together
-    instead of some waiting for others' last long tasks."""
-    per_block, sizes, left = int(per_block), [], n
-    while left > 0:
-        size = per_block if workers is None else -(-left // (2 * max(1, workers)))
-        sizes.append(min(size, per_block, left))
-        left -= sizes[-1]
-    return sizes
+def dataset(rows, recordings_per_block):
+    """ray.data.from_items(rows) in blocks of recordings_per_block rows."""
+    blocks = -(-len(rows) // int(recordings_per_block))
+    return ray_data().from_items(rows, override_num_blocks=max(blocks, 1))
 
 
 def recording_rows(paths, *, streams, output, fps, reference, span, invalid, split_gap,
