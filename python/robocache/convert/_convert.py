@@ -226,13 +226,14 @@ def episodes(inputs, specs, fps, options, device=None):
 
 
 def write(items, output, *, to, inputs, fps, options, robot_type=None, masks=None, log=None,
-          writer_class=None, sizes=None):
+          writer_class=None, sizes=None, committed=None):
     """Writes converted episodes (`items`: Converted, LeRobot EpisodePart with
     `report` and `policies`, or rejected reports) to a temporary output
     renamed to `output` at the end, then OUTPUT.sync.json. sizes: LeRobot's
     file size limits (LeRobotWriter's keywords). writer_class: a LeRobotWriter
     subclass to write with (robocache.ray's places the videos its workers
-    encoded); None: the writer of `to`. Returns the report."""
+    encoded); None: the writer of `to`. committed: called once `output` is
+    in place, before the report is written. Returns the report."""
     tmp = _output.temporary(output, to == "lerobot")
     writer = None
     try:
@@ -264,6 +265,8 @@ def write(items, output, *, to, inputs, fps, options, robot_type=None, masks=Non
             writer.abort()
         _output.discard(tmp)
         raise
+    if committed is not None:
+        committed()
     with open(output.rstrip("/") + ".sync.json", "w") as fh:
         json.dump(report, fh, indent=2)
     return report

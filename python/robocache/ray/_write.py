@@ -2,7 +2,6 @@
 dataset on the driver by robocache.convert's own writer while the actors are
 still converting."""
 
-import functools
 import os
 import pickle
 import shutil
@@ -27,10 +26,10 @@ def write_lerobot(ds, output, *, overwrite=False, robot_type=None, log=None):
     meta/episodes, meta/stats.json merged from the per-episode statistics the
     workers computed, tasks, info; each shard's MP4 files placed as
     videos/<key>/chunk-CCC/file-FFF.mp4; Parquet writes overlap the reading
-    of the next shard, _merge.MergeWriter), then OUTPUT.sync.json, and
-    removes the staging folder. It takes shard i as soon as the rows of shards 0..i
-    have come out of `ds` (ds.iter_rows: rows arrive as actors finish), so
-    the merge runs while later recordings are converted.
+    of the next shard, _merge.MergeWriter), then OUTPUT.sync.json while
+    the staging folder is removed. It takes shard i as soon as the rows of
+    shards 0..i have come out of `ds` (ds.iter_rows: rows arrive as actors
+    finish), so the merge runs while later recordings are converted.
     Returns convert's sync report. Raises OutputError (output exists without
     overwrite, no shard list, a shard missing or damaged), ConvertError (no
     episode converted; a recording's error from a worker), SpecError.
@@ -43,23 +42,24 @@ def write_lerobot(ds, output, *, overwrite=False, robot_type=None, log=None):
                                   f"read_recordings(..., output={output!r})")
     paths, keys, todo, plan = saved
     specs, fps, options = pickle.loads(plan)
-    report = write(_in_order(ds, root, keys, todo), output, to="lerobot", inputs=paths, fps=fps,
-                   options=options, robot_type=robot_type, log=log, writer_class=MergeWriter)
-    _remove(root)
+    with futures.ThreadPoolExecutor(min(8, os.cpu_count() or 1)) as pool:
+        report = write(_in_order(ds, root, keys, todo), output, to="lerobot", inputs=paths,
+                       fps=fps, options=options, robot_type=robot_type, log=log,
+                       writer_class=MergeWriter, committed=lambda: _remove_shards(root, pool))
+    shutil.rmtree(root, ignore_errors=True)  # (the pool's exit waited for the shards' removal)
     return report
 
 
-def _remove(root):
-    """Removes the staging folder, its shard folders on several threads: one
-    thread unlinking a few GB of shards takes seconds (the kernel frees their
-    pages and blocks), while the cores that converted them are idle."""
+def _remove_shards(root, pool):
+    """Starts removing the staging folder's shard folders on `pool`'s threads:
+    one thread unlinking a few GB of shards takes seconds (the kernel frees
+    their pages and blocks), while the cores that converted them are idle."""
     try:
         shards = [e.path for e in os.scandir(root) if e.is_dir(follow_symlinks=False)]
     except OSError:
         return
-    with futures.ThreadPoolExecutor(min(8, os.cpu_count() or 1)) as pool:
-        pool.map(functools.partial(shutil.rmtree, ignore_errors=True), shards)
-    shutil.rmtree(root, ignore_errors=True)  # (the pool has finished: its exit waits)
+    for path in shards:
+        pool.submit(shutil.rmtree, path, ignore_errors=True)
 
 
 def _in_order(ds, root, keys, todo):
