@@ -32,7 +32,8 @@ median time), the scaling efficiency of Ray (per K) and of the pool
 (throughput / (W x serial throughput)) and Ray's overhead over the pool at equal W (ray
 median / pool median - 1), and per run the host's busy cores (busy_cores:
 CPU seconds of all processes / seconds, from /proc/stat). Ray's phases,
-from a thread watching the staging folder and the merge's per-episode log:
+from a thread listing the staging folder every 0.1 s and the merge's
+per-episode log:
 first_shard_s (start-up until the first shard is written), last_shard_s
 (until the last one is), merged_s (until the merge has written the last
 episode), committed_s (the dataset
@@ -117,7 +118,7 @@ def run_ray(inputs, out, workers, per_task, phases):
 
     def watch():  # completed shards: the 16-hex-digit folders of the staging folder
         most = 0
-        while not done.wait(0.02):
+        while not done.wait(0.1):
             now = time.perf_counter() - t0
             if "committed_s" not in marks and os.path.exists(out):
                 marks["committed_s"] = now
