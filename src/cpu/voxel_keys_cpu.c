@@ -128,6 +128,7 @@ void rc_voxel_keys_cpu(const rc_voxel_problem *p, const rc_voxel_keyer *k, int64
                        int threads, int64_t *key, int64_t *nonfinite, int64_t *range) {
   int64_t nf = 0, nr = 0;
   const int64_t blocks = (n + RC_KEY_BLOCK - 1) / RC_KEY_BLOCK;
+  (void)threads; /* read by the OpenMP pragma only */
 #pragma omp parallel for num_threads(threads) if (n >= RC_VOXEL_PAR_MIN) schedule(static) reduction(+ : nf, nr)
   for (int64_t blk = 0; blk < blocks; blk++) {
     const int64_t i0 = blk * RC_KEY_BLOCK, m = n - i0 < RC_KEY_BLOCK ? n - i0 : RC_KEY_BLOCK;

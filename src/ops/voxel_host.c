@@ -47,8 +47,7 @@ robocache_status rc_voxel_cloud_keyer(robocache_ctx *ctx, const rc_voxel_problem
   float lo0 = INFINITY, lo1 = INFINITY, lo2 = INFINITY;
   float hi0 = -INFINITY, hi1 = -INFINITY, hi2 = -INFINITY;
   const int64_t blocks = (end - begin + BLOCK - 1) / BLOCK;
-  const int threads = rc_ctx_threads(ctx);
-#pragma omp parallel for if (end - begin >= RC_VOXEL_PAR_MIN) num_threads(threads)                 \
+#pragma omp parallel for if (end - begin >= RC_VOXEL_PAR_MIN) num_threads(rc_ctx_threads(ctx))     \
     schedule(static) reduction(min                                                                 \
                                : lo0, lo1, lo2) reduction(max                                      \
                                                           : hi0, hi1, hi2)
