@@ -245,10 +245,12 @@ class LeRobotWriter:
                                              "episodes": self._video_paths[name]}
                                       for name, v in self._videos.items()})
         os.makedirs(os.path.join(self.root, "meta", "episodes", "chunk-000"), exist_ok=True)
-        self._write_episodes()
+        # each per-episode statistic as one array [episodes, ...], for both files
+        stacked = {f: {k: _stacked([s[f][k] for s in self.stats]) for k in self.stats[0][f]}
+                   for f in self.stats[0]}
+        self._write_episodes(stacked)
         self._write_tasks()
-        names = list(self.features)
-        stats = {n: _stats.aggregate([s[n] for s in self.stats]) for n in names}
+        stats = {n: _stats.aggregate(stacked[n]) for n in self.features}
         self._json("meta/stats.json", stats)
         self._json("meta/info.json", self._info())
         self._json("meta/robocache.json", meta)
@@ -262,11 +264,12 @@ class LeRobotWriter:
                 "data_path": DATA_PATH, "video_path": VIDEO_PATH if self._videos else None,
                 "features": self.features}
 
-    def _write_episodes(self):
+    def _write_episodes(self, stacked):
         columns = {k: [row.get(k) for row in self.episodes] for k in self.episodes[0]}
-        for feat in self.stats[0]:
-            for k in self.stats[0][feat]:
-                columns[f"stats/{feat}/{k}"] = [s[feat][k] for s in self.stats]
+        for feat, per_stat in stacked.items():
+            for k, arr in per_stat.items():
+                columns[f"stats/{feat}/{k}"] = (arr if arr is not None
+                                                else [s[feat][k] for s in self.stats])
         n = len(self.episodes)
         columns["meta/episodes/chunk_index"] = [0] * n
         columns["meta/episodes/file_index"] = [0] * n
@@ -302,19 +305,27 @@ class LeRobotWriter:
             v.abort()
 
 
+def _stacked(values):
+    """values (equal-shape nested lists of floats or ints: per-episode
+    statistics) as one float64 or int64 array, or None for other values."""
+    if not isinstance(values[0], list):
+        return None
+    try:
+        arr = np.asarray(values)
+    except ValueError:  # ragged
+        return None
+    return arr if arr.size and arr.dtype in (np.float64, np.int64) else None
+
+
 def _column(pa, values):
-    """pa.array(values), the column Table.from_pylist would make; a column of
-    equal-shape nested lists of floats or ints (the per-episode statistics) is
-    built from one NumPy array instead of inferred value by value."""
-    if isinstance(values[0], list):
-        try:
-            arr = np.asarray(values)
-        except ValueError:  # ragged
-            arr = None
-        if arr is not None and arr.size and arr.dtype in (np.float64, np.int64):
-            out = pa.array(arr.reshape(-1))
-            for width in reversed(arr.shape[1:]):
-                out = pa.ListArray.from_arrays(
-                    pa.array(np.arange(0, len(out) + 1, width, dtype=np.int32)), out)
-            return out
-    return pa.array(values)
+    """pa.array(values), the column Table.from_pylist would make; values
+    that _stacked turns into one array (or that array itself) are built from
+    it instead of inferred value by value."""
+    arr = values if isinstance(values, np.ndarray) else _stacked(values)
+    if arr is None:
+        return pa.array(values)
+    out = pa.array(arr.reshape(-1))
+    for width in reversed(arr.shape[1:]):
+        out = pa.ListArray.from_arrays(
+            pa.array(np.arange(0, len(out) + 1, width, dtype=np.int32)), out)
+    return out

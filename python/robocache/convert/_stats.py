@@ -54,21 +54,22 @@ def of_images(frames):
     return out
 
 
-def aggregate(parts):
-    """Dataset statistics from per-episode ones: exact min, max, mean and
+def aggregate(stacked):
+    """Dataset statistics from per-episode ones, stacked ({stat: array
+    [episodes, ...]}, count [episodes, 1]): exact min, max, mean and
     population std (parallel variance); quantiles the count-weighted mean of
     the episodes' quantiles (as LeRobot's aggregate_stats)."""
-    n = np.array([p["count"][0] for p in parts], dtype=np.float64)
+    n = np.asarray(stacked["count"], dtype=np.float64)[:, 0]
     total = n.sum()
 
-    def stacked(stat):  # [episodes, ...] float64, one conversion of the nested lists
-        return np.array([p[stat] for p in parts], dtype=np.float64)
-    mean, std = stacked("mean"), stacked("std")
+    def of(stat):  # [episodes, ...] float64
+        return np.asarray(stacked[stat], dtype=np.float64)
+    mean, std = of("mean"), of("std")
     w = (n / total).reshape((-1,) + (1,) * (mean.ndim - 1))
     m = (w * mean).sum(axis=0)
     var = (w * (std ** 2 + (mean - m) ** 2)).sum(axis=0)
-    out = {"min": stacked("min").min(axis=0).tolist(), "max": stacked("max").max(axis=0).tolist(),
+    out = {"min": of("min").min(axis=0).tolist(), "max": of("max").max(axis=0).tolist(),
            "mean": m.tolist(), "std": np.sqrt(var).tolist(), "count": [int(total)]}
     for q in Q_NAMES:
-        out[q] = (w * stacked(q)).sum(axis=0).tolist()
+        out[q] = (w * of(q)).sum(axis=0).tolist()
     return out
