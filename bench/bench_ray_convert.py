@@ -28,22 +28,21 @@ defaults (48 recordings, 2 runs per case, --workers 1 2 4 8 16) give each of
 
 Reports per case median/p10/p90 seconds, episodes/s and MB/s (input bytes /
 median time), the scaling efficiency of Ray (per K) and of the pool
-(throughput at W / (W x throughput at the fewest workers)), the efficiency against serial
-(throughput / (W x serial throughput)) and Ray's overhead over the pool at equal W (ray
-median / pool median - 1), and per run the host's busy cores (busy_cores:
-CPU seconds of all processes / seconds, from /proc/stat). Ray's phases,
-from a thread listing the staging folder every 0.1 s and the merge's
-per-episode log:
-first_shard_s (start-up until the first shard is written), last_shard_s
-(until the last one is), merged_s (until the merge has written the last
-episode), committed_s (the dataset
-renamed into place: its meta/ written) and end_s (rr.convert returned: sync
-report written, staging folder removed). The first serial run's dataset
-is the reference every Ray run is checked against, file for file; with
---serial-recordings below --recordings, each Ray dataset is checked to hold
-every episode and to be the first Ray run's dataset, file for file. Prints a
-table and writes ray_convert_<cpu-model>_<N>cpu.json to --out (a folder,
-default bench/results/, or a file name).
+(throughput at W / (W x throughput at the fewest workers)), the efficiency
+against serial (throughput / (W x serial throughput)) and Ray's overhead over
+the pool at equal W (ray median / pool median - 1), and per run the host's
+busy cores (busy_cores: CPU seconds of all processes / seconds, from
+/proc/stat). Ray's phases, from a thread listing the staging folder every
+0.1 s and the merge's per-episode log: first_shard_s (start-up until the first
+shard is written), last_shard_s (until the last one is), merged_s (until the
+merge has written the last episode), committed_s (the dataset renamed into
+place: its meta/ written) and end_s (rr.convert returned: sync report written,
+staging folder removed). The first serial run's dataset is the reference every
+Ray run is checked against, file for file; with --serial-recordings below
+--recordings, each Ray dataset is checked to hold every episode and to be the
+first Ray run's dataset, file for file. Prints a table and writes
+ray_convert_<cpu-model>_<N>cpu.json to --out (a folder, default
+bench/results/, or a file name).
 
 usage: python bench/bench_ray_convert.py [--workers 1 2 4 8 16] [--recordings N]
                                           [--serial-recordings M]

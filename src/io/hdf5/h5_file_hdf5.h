@@ -1,8 +1,8 @@
 /* Writing and reading a robocache HDF5 file (align and voxelize outputs):
  * writes go through a temporary file (atomic_file.h), reads run in a child
- * process (h5_read_hdf5.c), HDF5's error printing
- * is off while the file is open, and the root attributes every layout has.
- * Internal to the *_hdf5.c files. */
+ * process (h5_read_hdf5.c), HDF5's error printing is off while the file is
+ * open, and the root attributes every layout has. Internal to the *_hdf5.c
+ * files. */
 #ifndef ROBOCACHE_IO_H5_FILE_H
 #define ROBOCACHE_IO_H5_FILE_H
 
