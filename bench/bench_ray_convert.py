@@ -20,7 +20,7 @@ defaults (48 recordings, 2 runs per case, --workers 1 2 4 8 16) give each of
            parent's imports.
   ray W    robocache.ray.convert(all inputs, num_workers=W,
            recordings_per_task=K) for each K of --recordings-per-task
-           ("auto": its default, recordings // (20 W)), on a
+           ("auto": its default, recordings // (50 W)), on a
            local Ray started with num_cpus=W before timing -> one dataset, the
            same files as serial (checked every run). Not timed: ray.init
            (which starts Ray's worker processes) and a 1-row Ray Data job (the

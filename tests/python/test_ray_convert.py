@@ -100,12 +100,12 @@ def test_read_recordings_blocks(inputs, tmp_path):
 
 
 def test_default_recordings_per_task():
-    # about 20 tasks per worker, at least one recording per task
+    # about 50 tasks per worker, at least one recording per task
     from robocache.ray._convert import default_per_task
-    assert default_per_task(1440, 16) == 4
-    assert default_per_task(76_000, 16) == 237
-    assert default_per_task(319, 16) == 1 and default_per_task(320, 16) == 1
-    assert default_per_task(640, 16) == 2 and default_per_task(3, 0) == 1
+    assert default_per_task(4800, 16) == 6 and default_per_task(6400, 16) == 8
+    assert default_per_task(76_000, 16) == 95
+    assert default_per_task(799, 16) == 1 and default_per_task(800, 16) == 1
+    assert default_per_task(1600, 16) == 2 and default_per_task(3, 0) == 1
 
 
 @pytest.mark.parametrize("manifest", ['{"sha256": []}', '{"sha256": {"x": 1}}', '[]', '{'])

@@ -7,11 +7,11 @@ from ._deps import ray_data
 from ._read import dataset, recording_rows
 from ._write import write_lerobot
 
-TASKS_PER_WORKER = 20  # recordings_per_task=None: about this many tasks per worker
+TASKS_PER_WORKER = 50  # recordings_per_task=None: about this many tasks per worker
 
 
 def default_per_task(recordings, workers):
-    """recordings_per_task=None: recordings // (20 x workers), at least 1."""
+    """recordings_per_task=None: recordings // (50 x workers), at least 1."""
     return max(1, recordings // (TASKS_PER_WORKER * max(1, workers)))
 
 
@@ -32,7 +32,7 @@ def convert(inputs, output, *, streams, fps=None, reference=None, span="overlap"
                          still its own shard): more amortises Ray Data's cost
                          per task over short recordings, fewer balances the
                          workers' load; None (default): recordings to convert
-                         // (20 x workers), at least 1
+                         // (50 x workers), at least 1
     A rerun after an interruption skips the recordings whose shards are
     complete. Errors as robocache.convert.convert, ValueError for
     recordings_per_task < 1, and ImportError naming robocache[ray] when ray
