@@ -25,6 +25,8 @@ defaults (48 recordings, 2 runs per case, --workers 1 2 4 8 16) give each of
            same files as serial (checked every run). Not timed: ray.init
            (which starts Ray's worker processes) and a 1-row Ray Data job (the
            cluster's start-up, once per cluster; recorded as ray_start_s).
+At each W the Pool's runs come first, then Ray's; --ray-first swaps them
+(a host's speed drifts over minutes of full load; the order is recorded).
 
 Reports per case median/p10/p90 seconds, episodes/s and MB/s (input bytes /
 median time), the scaling efficiency of Ray (per K) and of the pool
@@ -47,6 +49,7 @@ bench/results/, or a file name).
 usage: python bench/bench_ray_convert.py [--workers 1 2 4 8 16] [--recordings N]
                                           [--serial-recordings M]
                                           [--recordings-per-task auto 1 4] [--repeats R]
+                                          [--ray-first]
                                           [--out PATH]
 """
 import argparse
@@ -216,6 +219,8 @@ def main():
                     help="serial conversion of the first M recordings only (default: all; "
                          "M even, as the inputs alternate the two fixtures)")
     ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--ray-first", action="store_true",
+                    help="at each W, Ray's runs before the Pool's (default: after)")
     ap.add_argument("--out", help="result folder or .json file (default bench/results/)")
     args = ap.parse_args()
     m = args.serial_recordings
@@ -245,9 +250,11 @@ def main():
     def check(out):
         return total_episodes(out) == episodes and (not os.path.exists(ray_reference)
                                                      or same_dataset(ray_reference, out))
-    for w in args.workers:
+    def pool_cases(w):
         rows.append(summary("pool", w, timed(lambda o: run_pool(inputs, o, w), tmp,
                                              args.repeats), episodes, mb))
+
+    def ray_cases(w):
         start = start_ray(w)
         for k in args.recordings_per_task:
             phases, per_task = [], None if k == "auto" else k
@@ -260,6 +267,9 @@ def main():
                             phases_median={p: float(np.median([x[p] for x in phases]))
                                            for p in phases[0]})
         ray.shutdown()
+    for w in args.workers:
+        for cases in ((ray_cases, pool_cases) if args.ray_first else (pool_cases, ray_cases)):
+            cases(w)
     for r in rows[1:]:
         base = next(b for b in rows if b["case"] == r["case"] and b["workers"] == min(
             args.workers) and b.get("recordings_per_task") == r.get("recordings_per_task"))
@@ -299,7 +309,8 @@ def main():
               "inputs": {"recordings": len(inputs), "mb": mb, "episodes": episodes,
                          "built_from": [str(s.relative_to(ROOT)) for s in SOURCES],
                          "fps": FPS, "streams": STREAMS},
-              "ray_init_timed": False, "ray_data_warmup_timed": False, "results": rows}
+              "ray_init_timed": False, "ray_data_warmup_timed": False,
+              "order": "ray, pool" if args.ray_first else "pool, ray", "results": rows}
     out = pathlib.Path(args.out or ROOT / "bench" / "results")
     if out.suffix != ".json":
         out = out / f"ray_convert_{slug(cpu_model())}_{os.cpu_count()}cpu.json"
