@@ -110,8 +110,9 @@ class LeRobotWriter:
         self.robot_type = robot_type
         self.features = None      # name -> info.json entry
         self.layout = None        # [(name, kind, cols)] of the first episode
+        self.stat_names = None    # [(name, [stat, ...])] of the first episode's part.stats
         self.episodes = []        # rows of meta/episodes
-        self.stats = []           # per episode: feature -> stats
+        self.stats = {}           # feature -> stat -> its value per episode, in order
         self.tasks = {}
         self.frames = 0
         self.data_mb, self.video_mb = data_files_size_in_mb, video_files_size_in_mb
@@ -125,11 +126,15 @@ class LeRobotWriter:
         """ep: a converted episode (robocache.convert._convert.Converted), or
         its EpisodePart (vector features only) computed elsewhere."""
         part = ep if isinstance(ep, EpisodePart) else episode_part(ep)
+        names = [(name, list(st)) for name, st in part.stats.items()]
         if self.features is None:
-            self.features, self.layout = dict(part.features), part.layout
+            self.features, self.layout, self.stat_names = dict(part.features), part.layout, names
         elif part.layout != self.layout:
             raise ValueError(f"{part.where}: its features {part.layout} differ from the "
                              f"first episode's {self.layout}")
+        elif names != self.stat_names:
+            raise ValueError(f"{part.where}: its statistics {names} differ from the first "
+                             f"episode's {self.stat_names}")
         index = len(self.episodes)
         task = self.tasks.setdefault(part.task, len(self.tasks))
         T = part.length
@@ -161,7 +166,10 @@ class LeRobotWriter:
                     "dataset_from_index": self.frames, "dataset_to_index": self.frames + T})
         self.frames += T
         self.episodes.append(row)
-        self.stats.append(stats)
+        for name, st in stats.items():
+            per_stat = self.stats.setdefault(name, {})
+            for k, v in st.items():
+                per_stat.setdefault(k, []).append(v)
 
     def _write_data(self, table):
         writer, chunk, file = self._data_file(table.schema)
@@ -246,8 +254,8 @@ class LeRobotWriter:
                                       for name, v in self._videos.items()})
         os.makedirs(os.path.join(self.root, "meta", "episodes", "chunk-000"), exist_ok=True)
         # each per-episode statistic as one array [episodes, ...], for both files
-        stacked = {f: {k: _stacked([s[f][k] for s in self.stats]) for k in self.stats[0][f]}
-                   for f in self.stats[0]}
+        stacked = {f: {k: _stacked(values) for k, values in per_stat.items()}
+                   for f, per_stat in self.stats.items()}
         self._write_episodes(stacked)
         self._write_tasks()
         stats = {n: _stats.aggregate(stacked[n]) for n in self.features}
@@ -268,8 +276,7 @@ class LeRobotWriter:
         columns = {k: [row.get(k) for row in self.episodes] for k in self.episodes[0]}
         for feat, per_stat in stacked.items():
             for k, arr in per_stat.items():
-                columns[f"stats/{feat}/{k}"] = (arr if arr is not None
-                                                else [s[feat][k] for s in self.stats])
+                columns[f"stats/{feat}/{k}"] = arr if arr is not None else self.stats[feat][k]
         n = len(self.episodes)
         columns["meta/episodes/chunk_index"] = [0] * n
         columns["meta/episodes/file_index"] = [0] * n
