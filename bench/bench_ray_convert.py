@@ -25,8 +25,10 @@ defaults (48 recordings, 2 runs per case, --workers 1 2 4 8 16) give each of
            same files as serial (checked every run). Not timed: ray.init
            (which starts Ray's worker processes) and a 1-row Ray Data job (the
            cluster's start-up, once per cluster; recorded as ray_start_s).
-At each W the Pool's runs come first, then Ray's; --ray-first swaps them
-(a host's speed drifts over minutes of full load; the order is recorded).
+At each W the Pool and Ray alternate: --repeats rounds of a Pool run, then
+a Ray run on a fresh local Ray (--ray-first: Ray, then the Pool), as a
+host's speed drifts over minutes of full load; the order is recorded, and
+ray_start_s is the median over the rounds.
 
 Reports per case median/p10/p90 seconds, episodes/s and MB/s (input bytes /
 median time), the scaling efficiency of Ray (per K) and of the pool
@@ -250,26 +252,34 @@ def main():
     def check(out):
         return total_episodes(out) == episodes and (not os.path.exists(ray_reference)
                                                      or same_dataset(ray_reference, out))
-    def pool_cases(w):
-        rows.append(summary("pool", w, timed(lambda o: run_pool(inputs, o, w), tmp,
-                                             args.repeats), episodes, mb))
+    for w in args.workers:
+        pool_times, starts = ([], []), []
+        ray_runs = {k: (([], []), []) for k in args.recordings_per_task}
 
-    def ray_cases(w):
-        start = start_ray(w)
-        for k in args.recordings_per_task:
-            phases, per_task = [], None if k == "auto" else k
-            keep = None if os.path.exists(ray_reference) else ray_reference
-            timing = timed(lambda o: run_ray(inputs, o, w, per_task, phases), tmp,
-                           args.repeats, check, keep)
-            rows.append(summary("ray", w, timing, episodes, mb))
-            rows[-1].update(recordings_per_task=k, ray_start_s=start, phases=phases,
-                            per_task=per_task or default_per_task(len(inputs), w),
+        def pool_round():
+            for acc, x in zip(pool_times, timed(lambda o: run_pool(inputs, o, w), tmp, 1)):
+                acc.extend(x)
+
+        def ray_round():  # a fresh local Ray, started untimed
+            starts.append(start_ray(w))
+            for k, (times, phases) in ray_runs.items():
+                per_task = None if k == "auto" else k
+                keep = None if os.path.exists(ray_reference) else ray_reference
+                for acc, x in zip(times, timed(lambda o: run_ray(inputs, o, w, per_task,
+                                                                 phases), tmp, 1, check, keep)):
+                    acc.extend(x)
+            ray.shutdown()
+        for _ in range(args.repeats):
+            for case in (ray_round, pool_round) if args.ray_first else (pool_round, ray_round):
+                case()
+        rows.append(summary("pool", w, pool_times, episodes, mb))
+        for k, (times, phases) in ray_runs.items():
+            rows.append(summary("ray", w, times, episodes, mb))
+            rows[-1].update(recordings_per_task=k, ray_start_s=float(np.median(starts)),
+                            phases=phases,
+                            per_task=default_per_task(len(inputs), w) if k == "auto" else k,
                             phases_median={p: float(np.median([x[p] for x in phases]))
                                            for p in phases[0]})
-        ray.shutdown()
-    for w in args.workers:
-        for cases in ((ray_cases, pool_cases) if args.ray_first else (pool_cases, ray_cases)):
-            cases(w)
     for r in rows[1:]:
         base = next(b for b in rows if b["case"] == r["case"] and b["workers"] == min(
             args.workers) and b.get("recordings_per_task") == r.get("recordings_per_task"))
