@@ -254,7 +254,9 @@ def main():
                                                      or same_dataset(ray_reference, out))
     for w in args.workers:
         pool_times, starts = ([], []), []
-        ray_runs = {k: (([], []), []) for k in args.recordings_per_task}
+        # per K of --recordings-per-task: recordings_per_task ("auto": None), times, phases
+        ray_runs = {k: (None if k == "auto" else k, ([], []), [])
+                    for k in args.recordings_per_task}
 
         def pool_round():
             for acc, x in zip(pool_times, timed(lambda o: run_pool(inputs, o, w), tmp, 1)):
@@ -262,8 +264,7 @@ def main():
 
         def ray_round():  # a fresh local Ray, started untimed
             starts.append(start_ray(w))
-            for k, (times, phases) in ray_runs.items():
-                per_task = None if k == "auto" else k
+            for per_task, times, phases in ray_runs.values():
                 keep = None if os.path.exists(ray_reference) else ray_reference
                 for acc, x in zip(times, timed(lambda o: run_ray(inputs, o, w, per_task,
                                                                  phases), tmp, 1, check, keep)):
@@ -273,11 +274,11 @@ def main():
             for case in (ray_round, pool_round) if args.ray_first else (pool_round, ray_round):
                 case()
         rows.append(summary("pool", w, pool_times, episodes, mb))
-        for k, (times, phases) in ray_runs.items():
+        for k, (per_task, times, phases) in ray_runs.items():
             rows.append(summary("ray", w, times, episodes, mb))
             rows[-1].update(recordings_per_task=k, ray_start_s=float(np.median(starts)),
                             phases=phases,
-                            per_task=default_per_task(len(inputs), w) if k == "auto" else k,
+                            per_task=per_task or default_per_task(len(inputs), w),
                             phases_median={p: float(np.median([x[p] for x in phases]))
                                            for p in phases[0]})
     for r in rows[1:]:
