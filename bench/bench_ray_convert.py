@@ -121,17 +121,17 @@ def run_ray(inputs, out, workers, per_task, phases):
     done = threading.Event()
 
     def watch():  # completed shards: the 16-hex-digit folders of the staging folder
-        most = 0
+        seen = set()  # (the merge removes the shards it has journalled)
         while not done.wait(0.1):
             now = time.perf_counter() - t0
             if "committed_s" not in marks and os.path.exists(out):
                 marks["committed_s"] = now
             try:
-                n = sum(len(d) == 16 for d in os.listdir(stage))
+                new = {d for d in os.listdir(stage) if len(d) == 16} - seen
             except OSError:
                 continue
-            if n > most:  # (the count falls again while the staging folder is removed)
-                most = n
+            if new:
+                seen |= new
                 marks.setdefault("first_shard_s", now)
                 marks["last_shard_s"] = now
     watcher = threading.Thread(target=watch)

@@ -102,7 +102,7 @@ def _convert_parser():
     p.add_argument("--data-file-size-mb", type=float, metavar="MB", help="lerobot: a data "
                    "file takes no more episodes past this many MiB (default 100)")
     p.add_argument("--video-file-size-mb", type=float, metavar="MB", help="lerobot: a video "
-                   "file takes no more episodes past this many MiB (default 500)")
+                   "file takes no more episodes past this many MiB (default 500; not with --ray)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing output")
     p.add_argument("--ray", action="store_true", help="run on Ray (lerobot only; pip install "
                    "'robocache[ray]'): a shard per recording, merged (docs/ray.md)")
@@ -158,16 +158,17 @@ def cmd_convert(argv):
         sizes = dict(data_files_size_in_mb=args.data_file_size_mb,
                      video_files_size_in_mb=args.video_file_size_mb)
         if args.ray or args.ray_address:
-            if args.data_file_size_mb is not None or args.video_file_size_mb is not None:
-                return _usage_error("convert", "--data-file-size-mb and --video-file-size-mb "
-                                    "are not taken with --ray")
+            if args.video_file_size_mb is not None:
+                return _usage_error("convert", "--video-file-size-mb is not taken with --ray "
+                                    "(its videos are each recording's own MP4 files)")
             if args.to != "lerobot":
                 return _usage_error("convert", "--ray writes LeRobot datasets only (--to lerobot)")
             from .ray import convert as ray_convert
             ray_convert(args.inputs, args.output, address=args.ray_address,
                         num_workers=args.num_workers,
                         num_gpus_per_worker=args.num_gpus_per_worker,
-                        recordings_per_task=args.recordings_per_task, **common)
+                        recordings_per_task=args.recordings_per_task,
+                        data_files_size_in_mb=args.data_file_size_mb, **common)
         else:
             convert(args.inputs, args.output, to=args.to, masks=_masks(args.mask),
                     progress=not args.quiet, **common, **sizes)

@@ -4,7 +4,9 @@ is held to (the serial converter's output as the oracle)."""
 
 import filecmp
 import json
+import os
 import pathlib
+import sys
 
 import pyarrow.parquet as pq
 
@@ -24,10 +26,11 @@ RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_DATA_DISABLE_PROGRESS_BARS": "1"
 
 def local_ray(module):
     """Starts a local Ray (2 CPUs) that ships `module` (a test module with
-    Align subclasses) by value; ray.shutdown() when done."""
+    Align subclasses) and this one by value; ray.shutdown() when done."""
     import ray
     import ray.cloudpickle
     ray.cloudpickle.register_pickle_by_value(module)
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
     ray.init(num_cpus=2, log_to_driver=False, include_dashboard=False)
 
 
@@ -48,3 +51,21 @@ def assert_same_dataset(a, b):
     ra, rb = (json.loads(pathlib.Path(f"{p}.sync.json").read_text()) for p in (a, b))
     assert ra.pop("output") == str(a) and rb.pop("output") == str(b)
     assert ra == rb
+
+
+def counting():
+    """An Align subclass (the CPU backend) that records every recording it
+    converts as an empty file named after it in the folder `log` (its
+    constructor's argument)."""
+    import robocache.ray as rr
+
+    class Counting(rr.Align):
+        def __init__(self, log):
+            super().__init__("cpu")
+            self.log = log
+
+        def __call__(self, batch):
+            for p in batch["path"]:
+                open(os.path.join(self.log, os.path.basename(str(p))), "w").close()
+            return super().__call__(batch)
+    return Counting

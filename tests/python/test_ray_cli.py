@@ -1,8 +1,8 @@
 """`robocache convert --ray` as a user runs it: `python -m robocache.cli` in a
 subprocess (its own local Ray, 2 workers) gives the same dataset as the serial
-CLI, file for file; where `import ray` fails (an import blocker put first on
-PYTHONPATH), --ray exits 1 with a message naming pip install 'robocache[ray]'
-and writes nothing. Inputs: the real Husky recording as MCAP and ROS 1 bag."""
+CLI, file for file, with the same --data-file-size-mb; where `import ray`
+fails (an import blocker put first on PYTHONPATH), --ray exits 1 with a
+message naming pip install 'robocache[ray]' and writes nothing. Inputs: the real Husky recording as MCAP and ROS 1 bag."""
 
 import os
 import subprocess
@@ -33,10 +33,13 @@ def cli(*args, env=None):
 
 
 def test_cli_ray_equals_serial(tmp_path):
-    p = cli("-o", str(tmp_path / "serial"))
+    # data files of 0.5 MiB: one per Husky episode, as the serial CLI writes them
+    p = cli("-o", str(tmp_path / "serial"), "--data-file-size-mb", "0.5")
     assert p.returncode == 0, p.stderr[-3000:]
-    p = cli("-o", str(tmp_path / "ray"), "--ray", "--num-workers", "2")
+    p = cli("-o", str(tmp_path / "ray"), "--ray", "--num-workers", "2",
+            "--data-file-size-mb", "0.5")
     assert p.returncode == 0, p.stderr[-3000:]
+    assert len(os.listdir(tmp_path / "ray/data/chunk-000")) == 2
     assert_same_dataset(tmp_path / "serial", tmp_path / "ray")
 
 

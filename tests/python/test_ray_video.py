@@ -27,6 +27,7 @@ av = pytest.importorskip("av")
 rr = pytest.importorskip("robocache.ray")
 from robocache.convert import convert  # noqa: E402
 from robocache.convert._check import check  # noqa: E402
+from robocache.ray import _resume  # noqa: E402
 
 from ray_support import ROOT, local_ray  # noqa: E402
 
@@ -156,3 +157,40 @@ def test_loads_in_lerobot(datasets, tmp_path):
     assert got["episode"].tolist() == [i for i, e in enumerate(eps) for _ in range(e["length"])]
     # lerobot returns float [C, H, W] in [0, 1] of the same FFmpeg decode
     np.testing.assert_allclose(got["frames"].transpose(0, 2, 3, 1) * 255, want, atol=0.5)
+
+
+def test_resumed_merge_places_the_journalled_videos(recordings, datasets, tmp_path):
+    # Data files of 1 byte: each episode's closes the one before, so the merge
+    # journals shard 0 (its data file and placed MP4) and removes its shard
+    # before a job that stops at shard 2; the rerun converts only
+    # recordings[2] and writes the dataset of an uninterrupted job (data and
+    # metadata byte for byte, the same decoded frames).
+    mb = 2.0 ** -20
+    local_ray(sys.modules[__name__])
+    try:
+        rr.convert(recordings, str(tmp_path / "whole"), streams=STREAMS, fps=30, num_workers=2,
+                   data_files_size_in_mb=mb)
+        out = tmp_path / "resumed"
+        ds = rr.read_recordings(recordings, streams=STREAMS, fps=30, output=str(out))
+        with pytest.raises(OSError, match="missing"):
+            rr.write_lerobot(ds.limit(2).map_batches(rr.Align, batch_size=1,
+                                                     batch_format="numpy"),
+                             str(out), data_files_size_in_mb=mb)
+        ds = rr.read_recordings(recordings, streams=STREAMS, fps=30, output=str(out))
+        assert [r["path"] for r in ds.take_all()] == recordings[2:]
+        (rec,) = _resume.records(tmp_path / ".resumed.shards")
+        assert sorted(rec["files"]) == ["data/chunk-000/file-000.parquet",
+                                         f"videos/{CAM}/chunk-000/file-000.mp4"]
+        assert not (tmp_path / ".resumed.shards" / rec["keys"][0]).exists()
+        rr.convert(recordings, str(out), streams=STREAMS, fps=30, num_workers=2,
+                   data_files_size_in_mb=mb)
+    finally:
+        ray.shutdown()
+    whole = tmp_path / "whole"
+    assert len(os.listdir(out / "data/chunk-000")) == len(FRAMES)
+    for rel in ["meta/stats.json", "meta/info.json", "meta/tasks.parquet",
+                "meta/robocache.json", "meta/episodes/chunk-000/file-000.parquet"] + [
+            f"data/chunk-000/file-00{i}.parquet" for i in range(len(FRAMES))]:
+        assert (whole / rel).read_bytes() == (out / rel).read_bytes(), rel
+    for ea, eb in zip(episodes(whole), episodes(out)):
+        np.testing.assert_array_equal(decoded(out, eb), decoded(whole, ea))

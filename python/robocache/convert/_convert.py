@@ -226,28 +226,39 @@ def episodes(inputs, specs, fps, options, device=None):
 
 
 def write(items, output, *, to, inputs, fps, options, robot_type=None, masks=None, log=None,
-          writer_class=None, sizes=None, committed=None):
+          writer_class=None, sizes=None, committed=None, state=None):
     """Writes converted episodes (`items`: Converted, LeRobot EpisodePart with
     `report` and `policies`, or rejected reports) to a temporary output
     renamed to `output` at the end, then OUTPUT.sync.json. sizes: LeRobot's
     file size limits (LeRobotWriter's keywords). writer_class: a LeRobotWriter
     subclass to write with (robocache.ray's places the videos its workers
     encoded); None: the writer of `to`. committed: called once `output` is
-    in place, before the report is written. Returns the report."""
-    tmp = _output.temporary(output, to == "lerobot")
+    in place, before the report is written. state: None, or a dict write()
+    keeps its progress in, so that a caller can save it and resume the
+    output (robocache.ray's merge): "tmp" (the temporary output, kept on
+    errors when the caller gave it), "writer" (a writer holding the items
+    written so far), "report" (the sync report so far), "policies" (the
+    first episode's). Returns the report."""
+    state = {} if state is None else state
+    owned = "tmp" not in state
+    if owned:
+        state["tmp"] = _output.temporary(output, to == "lerobot")
+    tmp = state["tmp"]
     writer = None
     try:
-        writer = (_writer(to, tmp, fps, robot_type, masks, sizes or {}) if writer_class is None
-                  else writer_class(tmp, fps, robot_type, **(sizes or {})))
-        report = {"output": output, "to": to, "fps": fps, "episodes": [], "rejected": []}
-        policies = None
+        writer = state.get("writer") or (
+            _writer(to, tmp, fps, robot_type, masks, sizes or {}) if writer_class is None
+            else writer_class(tmp, fps, robot_type, **(sizes or {})))
+        state["writer"] = writer
+        report = state.setdefault("report", {"output": output, "to": to, "fps": fps,
+                                             "episodes": [], "rejected": []})
         for conv in items:
             if isinstance(conv, dict):
                 report["rejected"].append(conv)
                 _log(log, f"rejected {conv['episode']}: {conv['rejected']}")
                 continue
             writer.write(conv)
-            policies = policies or conv.policies
+            state["policies"] = state.get("policies") or conv.policies
             report["episodes"].append(conv.report)
             _log(log, _summary(conv.report))
         if not report["episodes"]:
@@ -256,14 +267,15 @@ def write(items, output, *, to, inputs, fps, options, robot_type=None, masks=Non
                                            for r in report["rejected"]))
         writer.finish({"inputs": [str(p) for p in inputs], "fps": fps,
                        "reference": options["reference"], "span": options["span"],
-                       "invalid": options["invalid"], "features": policies,
+                       "invalid": options["invalid"], "features": state["policies"],
                        "split_gap_ns": options["split_gap"], "split_by": options["split_by"]})
         writer = None
         _output.commit(tmp, output)
     except BaseException:
         if writer is not None:
             writer.abort()
-        _output.discard(tmp)
+        if owned:
+            _output.discard(tmp)
         raise
     if committed is not None:
         committed()

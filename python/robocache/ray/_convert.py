@@ -2,6 +2,7 @@
 Align actors -> write_lerobot) on a local Ray or a cluster."""
 
 from ..convert import _output
+from ..convert._convert import _file_sizes
 from ._align import Align
 from ._deps import ray_data
 from ._read import dataset, recording_rows
@@ -18,7 +19,8 @@ def default_per_task(recordings, workers):
 def convert(inputs, output, *, streams, fps=None, reference=None, span="overlap",
             invalid="trim", split_gap=None, split_by=None, task=None, robot_type=None,
             overwrite=False, order="error", address=None, num_workers=None,
-            num_gpus_per_worker=0, recordings_per_task=None, log=None):
+            num_gpus_per_worker=0, recordings_per_task=None, data_files_size_in_mb=None,
+            log=None):
     """robocache.convert.convert(..., to="lerobot") on Ray: the same dataset.
 
     address              ray.init address when Ray is not initialised yet
@@ -33,6 +35,8 @@ def convert(inputs, output, *, streams, fps=None, reference=None, span="overlap"
                          per task over short recordings, fewer balances the
                          workers' load; None (default): recordings to convert
                          // (50 x workers), at least 1
+    data_files_size_in_mb  MiB of Parquet after which a data file takes no
+                         more episodes (write_lerobot; default LeRobot's 100)
     A rerun after an interruption skips the recordings whose shards are
     complete. Errors as robocache.convert.convert, ValueError for
     recordings_per_task < 1, and ImportError naming robocache[ray] when ray
@@ -40,6 +44,7 @@ def convert(inputs, output, *, streams, fps=None, reference=None, span="overlap"
     """
     if recordings_per_task is not None and int(recordings_per_task) < 1:
         raise ValueError(f"recordings_per_task must be >= 1, got {recordings_per_task}")
+    _file_sizes("lerobot", data_files_size_in_mb, None)
     data = ray_data()
     import ray
     _output.check_target(output, overwrite)
@@ -58,4 +63,5 @@ def convert(inputs, output, *, streams, fps=None, reference=None, span="overlap"
                                              batch_size=per_task, batch_format="numpy",
                                              num_gpus=num_gpus_per_worker or None,
                                              compute=data.ActorPoolStrategy(size=size))
-    return write_lerobot(ds, output, overwrite=overwrite, robot_type=robot_type, log=log)
+    return write_lerobot(ds, output, overwrite=overwrite, robot_type=robot_type,
+                         data_files_size_in_mb=data_files_size_in_mb, log=log)

@@ -7,7 +7,7 @@ import os
 import pickle
 
 from ..convert._convert import plan
-from . import _shards
+from . import _resume, _shards
 from ._deps import ray_data
 
 
@@ -24,8 +24,9 @@ def read_recordings(paths, *, streams, output, fps=None, reference=None, span="o
 
     output  the dataset folder write_lerobot will write. Its staging folder
             (`.NAME.shards/` beside it) gets the full shard list; recordings
-            whose shard is already complete there (checksums verified) are
-            left out, so a rerun after an interruption converts only the rest.
+            whose shard is already complete there (checksums verified), or
+            that an interrupted merge's journal holds (see _resume), are left
+            out, so a rerun after an interruption converts only the rest.
     recordings_per_block  rows per block of the dataset (the driver puts each
             block into Ray's object store, a few ms each): map_batches'
             batch_size, or a divisor of it, keeps its tasks that size
@@ -59,27 +60,29 @@ def recording_rows(paths, *, streams, output, fps, reference, span, invalid, spl
     keys = [_shards.shard_key(p, plan_text) for p in paths]
     root = _shards.staging(output)
     os.makedirs(root, exist_ok=True)
+    merged = _resume.resume(root, keys)
     rows = [{"shard": i, "path": p, "key": k, "plan": plan_bytes, "staging": root}
             for i, (p, k) in enumerate(zip(paths, keys))
-            if not _shards.is_complete(os.path.join(root, k))]
-    _save_shard_list(root, paths, keys, [r["key"] for r in rows], plan_bytes)
+            if i >= merged and not _shards.is_complete(os.path.join(root, k))]
+    _save_shard_list(root, paths, keys, [r["key"] for r in rows], plan_bytes, merged)
     return rows
 
 
-def _save_shard_list(root, paths, keys, todo, plan_bytes):
+def _save_shard_list(root, paths, keys, todo, plan_bytes, merged):
     tmp = os.path.join(root, "shards.json.tmp")
     with open(tmp, "w") as fh:
-        json.dump({"paths": paths, "keys": keys, "todo": todo,
+        json.dump({"paths": paths, "keys": keys, "todo": todo, "merged": merged,
                    "plan": base64.b64encode(plan_bytes).decode()}, fh)
     os.replace(tmp, os.path.join(root, "shards.json"))
 
 
 def load_shard_list(root):
     """(paths, keys, todo: the keys of the rows read_recordings returned,
-    plan bytes) saved by read_recordings, or None."""
+    plan bytes, merged: how many shards the merge's journal holds) saved by
+    read_recordings, or None."""
     try:
         with open(os.path.join(root, "shards.json")) as fh:
             d = json.load(fh)
-        return d["paths"], d["keys"], d["todo"], base64.b64decode(d["plan"])
+        return d["paths"], d["keys"], d["todo"], base64.b64decode(d["plan"]), d["merged"]
     except (OSError, ValueError, KeyError):
         return None

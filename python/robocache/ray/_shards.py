@@ -53,7 +53,8 @@ def shard_key(path, plan_text):
     return h.hexdigest()[:16]
 
 
-def _sha256(path):
+def file_sha256(path):
+    """The SHA-256 (hex) of a file's bytes."""
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -125,7 +126,7 @@ def _checked(folder):
                     payload[n] = fh.read()
                 digest = hashlib.sha256(payload[n]).hexdigest()
             else:
-                digest = _sha256(path)
+                digest = file_sha256(path)
             if digest != s:
                 return None
         return payload if len(payload) == len(_PAYLOAD) else None

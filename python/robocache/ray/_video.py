@@ -88,6 +88,8 @@ class _Placed:
     def close(self):
         pass
 
+    abort = close  # (nothing open: the files are placed whole)
+
 
 class VideoPlacer(LeRobotWriter):
     """LeRobotWriter whose video features are the shards' MP4 files, placed
