@@ -2,7 +2,8 @@
 subprocess (its own local Ray, 2 workers) gives the same dataset as the serial
 CLI, file for file, with the same --data-file-size-mb; where `import ray`
 fails (an import blocker put first on PYTHONPATH), --ray exits 1 with a
-message naming pip install 'robocache[ray]' and writes nothing. Inputs: the real Husky recording as MCAP and ROS 1 bag."""
+message naming pip install 'robocache[ray]' and writes nothing. Inputs: the
+real Husky recording as MCAP and ROS 1 bag."""
 
 import os
 import subprocess
