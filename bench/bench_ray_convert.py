@@ -12,7 +12,8 @@ defaults (48 recordings, 2 runs per case, --workers 1 2 4 8 16) give each of
 
   serial   robocache.convert.convert(all inputs) -> one dataset; with
            --serial-recordings M, of the first M inputs only (M even: both
-           fixtures M / 2 times), compared by throughput (episodes/s)
+           fixtures M / 2 times), compared by throughput (episodes/s);
+           --serial-repeats runs (default 1)
   pool W   multiprocessing.Pool(W).map of convert([one input]) -> one dataset
            per input (what a user would write; no merged dataset). The
            spawn start method: each pool process imports robocache.convert
@@ -44,14 +45,15 @@ place: its meta/ written) and end_s (rr.convert returned: sync report written,
 staging folder removed). The first serial run's dataset is the reference every
 Ray run is checked against, file for file; with --serial-recordings below
 --recordings, each Ray dataset is checked to hold every episode and to be the
-first Ray run's dataset, file for file. Prints a table and writes
+first Ray run's dataset, file for file. Prints each run's time to stderr as
+it ends, then a table, and writes
 ray_convert_<cpu-model>_<N>cpu.json to --out (a folder, default
 bench/results/, or a file name).
 
 usage: python bench/bench_ray_convert.py [--workers 1 2 4 8 16] [--recordings N]
                                           [--serial-recordings M]
                                           [--recordings-per-task auto 1 4] [--repeats R]
-                                          [--ray-first]
+                                          [--serial-repeats S] [--ray-first]
                                           [--out PATH]
 """
 import argparse
@@ -180,10 +182,10 @@ def busy_cpu_s():
     return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
 
 
-def timed(fn, tmp, repeats, check=None, keep=None):
+def timed(label, fn, tmp, repeats, check=None, keep=None):
     """(seconds, busy cores: the host's busy CPU seconds / seconds, or None)
-    of `repeats` runs of fn(output); keep: the first run's output is moved
-    there."""
+    of `repeats` runs of fn(output), each printed to stderr after `label`;
+    keep: the first run's output is moved there."""
     times, busy = [], []
     for r in range(repeats):
         out = f"{tmp}/out{time.monotonic_ns()}"
@@ -192,6 +194,7 @@ def timed(fn, tmp, repeats, check=None, keep=None):
         times.append(time.perf_counter() - t0)
         b1 = busy_cpu_s()
         busy.append(None if b0 is None else (b1 - b0) / times[-1])
+        print(f"{label}: {times[-1]:.2f} s", file=sys.stderr, flush=True)
         if check is not None and not check(out):
             sys.exit(f"{out}: differs from the serial dataset")
         if keep is not None and r == 0:
@@ -221,6 +224,7 @@ def main():
                     help="serial conversion of the first M recordings only (default: all; "
                          "M even, as the inputs alternate the two fixtures)")
     ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--serial-repeats", type=int, default=1)
     ap.add_argument("--ray-first", action="store_true",
                     help="at each W, Ray's runs before the Pool's (default: after)")
     ap.add_argument("--out", help="result folder or .json file (default bench/results/)")
@@ -240,7 +244,8 @@ def main():
     load = os.getloadavg()
     serial_inputs = inputs[:args.serial_recordings or len(inputs)]
     reference = f"{tmp}/serial_reference"
-    timing = timed(lambda o: run_serial(serial_inputs, o), tmp, args.repeats, keep=reference)
+    timing = timed("serial", lambda o: run_serial(serial_inputs, o), tmp,
+                   args.serial_repeats, keep=reference)
     rows = [summary("serial", 1, timing, total_episodes(reference),
                     sum(size_of(p) for p in serial_inputs) / 1e6)]
     rows[0]["recordings"] = len(serial_inputs)
@@ -259,15 +264,17 @@ def main():
                     for k in args.recordings_per_task}
 
         def pool_round():
-            for acc, x in zip(pool_times, timed(lambda o: run_pool(inputs, o, w), tmp, 1)):
+            for acc, x in zip(pool_times, timed(f"pool {w}", lambda o: run_pool(inputs, o, w),
+                                                tmp, 1)):
                 acc.extend(x)
 
         def ray_round():  # a fresh local Ray, started untimed
             starts.append(start_ray(w))
             for per_task, times, phases in ray_runs.values():
                 keep = None if os.path.exists(ray_reference) else ray_reference
-                for acc, x in zip(times, timed(lambda o: run_ray(inputs, o, w, per_task,
-                                                                 phases), tmp, 1, check, keep)):
+                run = timed(f"ray {w} K={per_task or 'auto'}",
+                            lambda o: run_ray(inputs, o, w, per_task, phases), tmp, 1, check, keep)
+                for acc, x in zip(times, run):
                     acc.extend(x)
             ray.shutdown()
         for _ in range(args.repeats):
@@ -294,8 +301,8 @@ def main():
             r["overhead_vs_pool"] = r["median_s"] / pool["median_s"] - 1
     print(f"{len(inputs)} recordings ({mb:.1f} MB, {episodes} episodes; serial: "
           f"{rows[0]['recordings']}), "
-          f"{args.repeats} runs each, {os.cpu_count()} CPUs, load average before: "
-          f"{load[0]:.1f}, {time.perf_counter() - t_start:.0f} s in all")
+          f"{args.repeats} runs each (serial {args.serial_repeats}), {os.cpu_count()} CPUs, "
+          f"load average before: {load[0]:.1f}, {time.perf_counter() - t_start:.0f} s in all")
     print(f"{'case':8s} {'W':>3s} {'K':>2s} {'median s':>9s} {'p10':>7s} {'p90':>7s} {'ep/s':>7s} "
           f"{'MB/s':>7s} {'cores':>5s} {'eff':>6s} {'vs ser':>6s} {'vs pool':>8s}  "
           "ray phases (median s: first shard, last shard, merged, committed, end; "
