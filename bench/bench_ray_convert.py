@@ -19,6 +19,11 @@ defaults (48 recordings, 2 runs per case, --workers 1 2 4 8 16) give each of
            spawn start method: each pool process imports robocache.convert
            once (about 0.2 s), as each Ray actor does; fork would share the
            parent's imports.
+  merge W  multiprocessing.Pool(W).imap of robocache.ray's Align (the CPU
+           backend) over read_recordings' rows, its shards merged in input
+           order by write_lerobot in the parent as they come -> one dataset,
+           the same files as serial and Ray (checked every run): Ray's job
+           with a Pool in place of Ray Data.
   ray W    robocache.ray.convert(all inputs, num_workers=W,
            recordings_per_task=K) for each K of --recordings-per-task
            ("auto": its default, recordings // (50 W)), on a
@@ -26,8 +31,8 @@ defaults (48 recordings, 2 runs per case, --workers 1 2 4 8 16) give each of
            same files as serial (checked every run). Not timed: ray.init
            (which starts Ray's worker processes) and a 1-row Ray Data job (the
            cluster's start-up, once per cluster; recorded as ray_start_s).
-At each W the Pool and Ray alternate: --repeats rounds of a Pool run, then
-a Ray run on a fresh local Ray (--ray-first: Ray, then the Pool), as a
+At each W the cases alternate: --repeats rounds of a Pool run, a merge
+run, then a Ray run on a fresh local Ray (--ray-first: the reverse), as a
 host's speed drifts over minutes of full load; the order is recorded, and
 ray_start_s is the median over the rounds.
 
@@ -35,9 +40,9 @@ Reports per case median/p10/p90 seconds, episodes/s and MB/s (input bytes /
 median time), the scaling efficiency of Ray (per K) and of the pool
 (throughput at W / (W x throughput at the fewest workers)), the efficiency
 against serial (throughput / (W x serial throughput)) and Ray's overhead over
-the pool at equal W (ray median / pool median - 1), and per run the host's
-busy cores (busy_cores: CPU seconds of all processes / seconds, from
-/proc/stat). Ray's phases, from a thread listing the staging folder every
+the pool and the merge Pool at equal W (ray median / their median - 1), and
+per run the host's busy cores (busy_cores: CPU seconds of all processes /
+seconds, from /proc/stat). Ray's phases, from a thread listing the staging folder every
 0.1 s and the merge's per-episode log: first_shard_s (start-up until the first
 shard is written), last_shard_s (until the last one is), merged_s (until the
 merge has written the last episode), committed_s (the dataset renamed into
@@ -113,6 +118,35 @@ def run_pool(inputs, out, workers):
     os.makedirs(out)
     with multiprocessing.get_context("spawn").Pool(workers) as pool:
         pool.map(convert_one, [(p, f"{out}/{i}") for i, p in enumerate(inputs)], chunksize=1)
+
+
+def shard_one(row):
+    """A merge Pool process's work: Align's conversion of one read_recordings
+    row (its shard written); the row's key."""
+    from robocache.ray import Align
+    Align("cpu")({k: [v] for k, v in row.items()})
+    return row["key"]
+
+
+class Written:
+    """The stand-in for write_lerobot's dataset: iter_rows() yields a row
+    {"key": ...} per shard written, as `keys` gives them."""
+
+    def __init__(self, keys):
+        self.keys = keys
+
+    def iter_rows(self):
+        return ({"key": k} for k in self.keys)
+
+
+def run_pool_merge(inputs, out, workers):
+    from robocache.ray import write_lerobot
+    from robocache.ray._read import recording_rows
+    rows = recording_rows(inputs, streams=STREAMS, output=out, fps=FPS, reference=None,
+                          span="overlap", invalid="trim", split_gap=None, split_by=None,
+                          task=None, order="error")
+    with multiprocessing.get_context("spawn").Pool(workers) as pool:
+        write_lerobot(Written(pool.imap(shard_one, rows, chunksize=1)), out)
 
 
 def run_ray(inputs, out, workers, per_task, phases):
@@ -258,7 +292,7 @@ def main():
         return total_episodes(out) == episodes and (not os.path.exists(ray_reference)
                                                      or same_dataset(ray_reference, out))
     for w in args.workers:
-        pool_times, starts = ([], []), []
+        pool_times, merge_times, starts = ([], []), ([], []), []
         # per K of --recordings-per-task: recordings_per_task ("auto": None), times, phases
         ray_runs = {k: (None if k == "auto" else k, ([], []), [])
                     for k in args.recordings_per_task}
@@ -266,6 +300,13 @@ def main():
         def pool_round():
             for acc, x in zip(pool_times, timed(f"pool {w}", lambda o: run_pool(inputs, o, w),
                                                 tmp, 1)):
+                acc.extend(x)
+
+        def merge_round():
+            keep = None if os.path.exists(ray_reference) else ray_reference
+            for acc, x in zip(merge_times, timed(f"merge {w}",
+                                                 lambda o: run_pool_merge(inputs, o, w), tmp, 1,
+                                                 check, keep)):
                 acc.extend(x)
 
         def ray_round():  # a fresh local Ray, started untimed
@@ -278,9 +319,11 @@ def main():
                     acc.extend(x)
             ray.shutdown()
         for _ in range(args.repeats):
-            for case in (ray_round, pool_round) if args.ray_first else (pool_round, ray_round):
+            cases = (pool_round, merge_round, ray_round)
+            for case in cases[::-1] if args.ray_first else cases:
                 case()
         rows.append(summary("pool", w, pool_times, episodes, mb))
+        rows.append(summary("merge", w, merge_times, episodes, mb))
         for k, (per_task, times, phases) in ray_runs.items():
             rows.append(summary("ray", w, times, episodes, mb))
             rows[-1].update(recordings_per_task=k, ray_start_s=float(np.median(starts)),
@@ -297,20 +340,23 @@ def main():
                                                            * rows[0]["episodes_per_s"])
     for r in rows:
         if r["case"] == "ray":
-            pool = next(p for p in rows if p["case"] == "pool" and p["workers"] == r["workers"])
-            r["overhead_vs_pool"] = r["median_s"] / pool["median_s"] - 1
+            for case in ("pool", "merge"):
+                base = next(p for p in rows if p["case"] == case and p["workers"] == r["workers"])
+                r[f"overhead_vs_{case}"] = r["median_s"] / base["median_s"] - 1
     print(f"{len(inputs)} recordings ({mb:.1f} MB, {episodes} episodes; serial: "
           f"{rows[0]['recordings']}), "
           f"{args.repeats} runs each (serial {args.serial_repeats}), {os.cpu_count()} CPUs, "
           f"load average before: {load[0]:.1f}, {time.perf_counter() - t_start:.0f} s in all")
     print(f"{'case':8s} {'W':>3s} {'K':>2s} {'median s':>9s} {'p10':>7s} {'p90':>7s} {'ep/s':>7s} "
-          f"{'MB/s':>7s} {'cores':>5s} {'eff':>6s} {'vs ser':>6s} {'vs pool':>8s}  "
+          f"{'MB/s':>7s} {'cores':>5s} {'eff':>6s} {'vs ser':>6s} {'vs pool':>8s} "
+          f"{'vs merge':>8s}  "
           "ray phases (median s: first shard, last shard, merged, committed, end; "
           "start-up not timed)")
     for r in rows:
         eff = f"{r['scaling_efficiency']:.2f}" if "scaling_efficiency" in r else "-"
         ser = f"{r['efficiency_vs_serial']:.2f}" if "efficiency_vs_serial" in r else "-"
-        ovh = f"{100 * r['overhead_vs_pool']:+.0f}%" if "overhead_vs_pool" in r else "-"
+        ovh, ovm = (f"{100 * r[k]:+.0f}%" if k in r else "-"
+                    for k in ("overhead_vs_pool", "overhead_vs_merge"))
         cores = ("-" if None in r["busy_cores"]
                  else f"{float(np.median(r['busy_cores'])):.1f}")
         ph = ("  " + " ".join(f"{v:.2f}" for v in r["phases_median"].values())
@@ -318,7 +364,7 @@ def main():
         print(f"{r['case']:8s} {r['workers']:3d} {r.get('per_task', 1):2d} "
               f"{r['median_s']:9.2f} {r['p10_s']:7.2f} "
               f"{r['p90_s']:7.2f} {r['episodes_per_s']:7.2f} {r['mb_per_s']:7.2f} {cores:>5s} "
-              f"{eff:>6s} {ser:>6s} {ovh:>8s}{ph}")
+              f"{eff:>6s} {ser:>6s} {ovh:>8s} {ovm:>8s}{ph}")
     result = {"benchmark": "ray_convert", "device": cpu_model(), "cpus": os.cpu_count(),
               "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
               "load_average_before": load, "python": platform.python_version(),
@@ -328,7 +374,8 @@ def main():
                          "built_from": [str(s.relative_to(ROOT)) for s in SOURCES],
                          "fps": FPS, "streams": STREAMS},
               "ray_init_timed": False, "ray_data_warmup_timed": False,
-              "order": "ray, pool" if args.ray_first else "pool, ray", "results": rows}
+              "order": "ray, merge, pool" if args.ray_first else "pool, merge, ray",
+              "results": rows}
     out = pathlib.Path(args.out or ROOT / "bench" / "results")
     if out.suffix != ".json":
         out = out / f"ray_convert_{slug(cpu_model())}_{os.cpu_count()}cpu.json"
