@@ -17,6 +17,7 @@ ray = pytest.importorskip("ray")
 rr = pytest.importorskip("robocache.ray")
 from robocache.convert import OutputError, convert  # noqa: E402
 from robocache.ray import _resume  # noqa: E402
+from robocache.ray._read import load_shard_list  # noqa: E402
 
 from ray_support import (FPS, HUSKY_BAG, HUSKY_MCAP, STREAMS,  # noqa: E402
                          assert_same_dataset, counting, local_ray)
@@ -122,3 +123,22 @@ def test_resume_with_other_data_file_size_is_refused(inputs, serial, tmp_path):
     assert not out.exists() and len(_resume.records(stage)) == 2
     assert run(inputs, out, log) == names(inputs[3:])
     assert_same_dataset(serial, out)
+
+
+def test_failed_record_keeps_the_shards_and_no_output(inputs, tmp_path):
+    # merge.journal made a folder once read_recordings has run: appending the
+    # first record fails, the next record raises it, nothing is removed or
+    # renamed; the rerun drops that folder and writes the serial dataset.
+    out, log, stage = tmp_path / "husky", tmp_path / "converted", tmp_path / ".husky.shards"
+    log.mkdir()
+    ds = rr.read_recordings(inputs, streams=STREAMS, fps=FPS, output=str(out))
+    (stage / _resume.JOURNAL).mkdir()
+    ds = ds.map_batches(Counting, fn_constructor_kwargs={"log": str(log)}, batch_size=1,
+                        batch_format="numpy", compute=ray.data.ActorPoolStrategy(size=2))
+    with pytest.raises(IsADirectoryError):
+        rr.write_lerobot(ds, str(out), data_files_size_in_mb=DATA_MB)
+    assert not out.exists()
+    keys = load_shard_list(str(stage))[1]
+    kept = [p for p, k in zip(inputs, keys) if (stage / k).is_dir()]
+    assert inputs[:2] == kept[:2]  # the shards of the failed record are kept
+    assert run(inputs, out, log) == names(p for p in inputs if p not in kept)

@@ -18,6 +18,7 @@ import shutil
 import struct
 from concurrent import futures
 
+from ..convert import _output
 from ._shards import file_sha256
 
 JOURNAL = "merge.journal"
@@ -75,8 +76,7 @@ def resume(root, keys):
                     os.unlink(path)
         return len(merged)
     shutil.rmtree(base, ignore_errors=True)
-    if os.path.lexists(os.path.join(root, JOURNAL)):
-        os.unlink(os.path.join(root, JOURNAL))
+    _output.discard(os.path.join(root, JOURNAL))
     return 0
 
 
@@ -91,8 +91,9 @@ class Journal:
     order, `merged` how many of them the journal already holds, `remove`
     called with the keys of shards merged once a record holds them. Records
     are hashed, appended and followed by the removal on a background thread
-    (close() waits for it and raises its error). at: the index of the shard
-    whose first item the merge is writing, else None."""
+    (the next record, wait() and close() wait for it; wait() raises its
+    error). at: the index of the shard whose first item the merge is writing,
+    else None."""
 
     def __init__(self, root, keys, merged, state, remove):
         self.root, self.keys, self.state, self.remove = root, keys, state, remove
@@ -115,7 +116,7 @@ class Journal:
                   "policies": self.state.get("policies"), "data_mb": writer.data_mb}
         closed = [rel for rel in writer.closed_files(mark) if rel not in self._hashed]
         self._hashed.update(closed)
-        self._wait()
+        self.wait()
         self._job = self._thread.submit(self._write, record, closed)
         self.shards, self._since, self._report = self.at, mark, (e, r)
 
@@ -126,13 +127,14 @@ class Journal:
         _append(self.root, record)
         self.remove(record["keys"])
 
-    def _wait(self):
+    def wait(self):
+        """Waits for the last record and removal; raises their error."""
         job, self._job = self._job, None
         if job is not None:
             job.result()
 
     def close(self):
-        try:
-            self._wait()
-        finally:
-            self._thread.shutdown()
+        """Waits for the background thread and ends it, raising nothing: on
+        the normal path wait() has raised any error; on an error's path a
+        record that failed is not in the journal and its shards are kept."""
+        self._thread.shutdown(wait=True)

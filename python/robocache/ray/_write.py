@@ -112,7 +112,8 @@ def _in_order(ds, root, keys, todo, journal, first):
     """The items of the shards `keys` (shards first, first + 1, ... of the
     input order) in order, each shard once the row of every shard in `todo`
     up to it has come out of ds (the others were complete before ds ran);
-    journal.at is the shard's index while its first item is written.
+    journal.at is the shard's index while its first item is written; the
+    journal's last record is waited for after the last item.
     read_shard raises OutputError for one that ds ended without writing."""
     waiting = set(todo)
     rows = iter(ds.iter_rows())
@@ -129,3 +130,4 @@ def _in_order(ds, root, keys, todo, journal, first):
         journal.at = None
     for _ in rows:  # runs ds to its end (a row of a shard not listed: nothing to merge)
         pass
+    journal.wait()  # before the merge folder is renamed into place
