@@ -147,6 +147,38 @@ static void test_unknown_extension_needs_a_column_count(void **state) {
   rc_pointcloud_free(&pc);
 }
 
+/* ASCII packed colours: an integer rgb must be a whole number in
+ * 0..4294967295; a float rgb is its float's bit pattern (PCL's packing), also
+ * for values past 2^32, where a cast to uint32 would be undefined. */
+static void test_ascii_rgb_values(void **state) {
+  rct_tmpdir *dir = *state;
+  read_fails(write_file(dir, "big_rgb.ply",
+                        "ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\n"
+                        "property float y\nproperty float z\nproperty uint rgb\nend_header\n"
+                        "1 2 3 4294967296\n",
+                        NULL, 0),
+             0, "vertex 0: property 'rgb': 4.29497e+09 is not a packed colour");
+  read_fails(write_file(dir, "negative_rgb.pcd",
+                        "VERSION 0.7\nFIELDS x y z rgb\nSIZE 4 4 4 4\nTYPE F F F U\n"
+                        "COUNT 1 1 1 1\nWIDTH 1\nHEIGHT 1\nPOINTS 1\nDATA ascii\n1 2 3 -1\n",
+                        NULL, 0),
+             0, "point 0: field 'rgb': -1 is not a packed colour");
+  const char *path = write_file(dir, "float_rgb.ply",
+                                "ply\nformat ascii 1.0\nelement vertex 2\nproperty float x\n"
+                                "property float y\nproperty float z\nproperty float rgb\n"
+                                "end_header\n1 2 3 1e300\n4 5 6 2.3464059e-38\n",
+                                NULL, 0);
+  rc_pointcloud pc;
+  rc_io_err err = {0};
+  assert_int_equal(rc_pointcloud_read(path, RC_PC_FORMAT_AUTO, 0, &pc, &err), ROBOCACHE_OK);
+  assert_int_equal(pc.n, 2);
+  assert_int_equal(pc.cols, 6);
+  /* 1e300 -> +inf, bits 0x7f800000; 2.3464059e-38: bits 0x00ff8040 */
+  const float want[12] = {1, 2, 3, 128, 0, 0, 4, 5, 6, 255, 128, 64};
+  for (int k = 0; k < 12; k++) assert_float_equal(pc.points[k], want[k], 0.0);
+  rc_pointcloud_free(&pc);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_huge_counts, rct_tmpdir_setup, rct_tmpdir_teardown),
@@ -162,6 +194,7 @@ int main(void) {
                                       rct_tmpdir_teardown),
       cmocka_unit_test_setup_teardown(test_unknown_extension_needs_a_column_count, rct_tmpdir_setup,
                                       rct_tmpdir_teardown),
+      cmocka_unit_test_setup_teardown(test_ascii_rgb_values, rct_tmpdir_setup, rct_tmpdir_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -111,6 +111,20 @@ double rc_pc_load(const rc_pc_field *f, const unsigned char *p) {
   return 0.0;
 }
 
+int rc_pc_ascii_rgb(const rc_pc_field *f, double x, double *bits) {
+  uint32_t u;
+  if (f->type == 'F') {
+    const float fv = (float)x;
+    memcpy(&u, &fv, sizeof u);
+  } else if (x >= 0.0 && x <= 4294967295.0 && x == floor(x)) {
+    u = (uint32_t)x;
+  } else {
+    return 0;
+  }
+  *bits = (double)u;
+  return 1;
+}
+
 void rc_pc_store(const rc_pc_field *f, const double *vals, float *row) {
   if (f->col < 0) return;
   if (f->rgb) {

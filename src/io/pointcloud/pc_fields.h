@@ -27,6 +27,12 @@ robocache_status rc_pc_assign_columns(const char *path, rc_pc_field *fields, int
 /* Element k of a binary field at p (little-endian) as double. */
 double rc_pc_load(const rc_pc_field *f, const unsigned char *p);
 
+/* The raw 32-bit pattern of an rgb field from its ASCII value x, in *bits:
+ * a float field's bit pattern (PCL packs the colour into a float's bits),
+ * an integer field's value. Returns 0 when an integer value is not a whole
+ * number in 0..4294967295 (nothing written). */
+int rc_pc_ascii_rgb(const rc_pc_field *f, double x, double *bits);
+
 /* Writes the columns of field f for one point into row, from element values
  * vals[0..count) (for rgb: the raw 32-bit pattern in vals[0]). */
 void rc_pc_store(const rc_pc_field *f, const double *vals, float *row);

@@ -151,12 +151,11 @@ static robocache_status read_ascii(const char *path, const unsigned char *buf, s
                             (long long)i, f->name);
         if (k < RC_PC_MAX_COLS) vals[k] = x;
       }
-      if (f->rgb && f->type == 'F') { /* the float's bit pattern is the colour */
-        float fv = (float)vals[0];
-        uint32_t u;
-        memcpy(&u, &fv, 4);
-        vals[0] = (double)u;
-      }
+      if (f->rgb && !rc_pc_ascii_rgb(f, vals[0], &vals[0]))
+        return rc_io_fail(err, ROBOCACHE_INVALID_ARGUMENT,
+                          "%s: point %lld: field '%s': %g is not a packed colour "
+                          "(0..4294967295)",
+                          path, (long long)i, f->name, vals[0]);
       rc_pc_store(f, vals, row);
     }
     while (s < end && (*s == ' ' || *s == '\t' || *s == '\r')) s++;

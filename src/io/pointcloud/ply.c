@@ -126,6 +126,11 @@ static robocache_status read_ascii(const char *path, const unsigned char *buf, s
         return rc_io_fail(err, ROBOCACHE_INVALID_ARGUMENT,
                           "%s: vertex %lld: property '%s': missing or malformed number", path,
                           (long long)i, h->fields[j].name);
+      if (h->fields[j].rgb && !rc_pc_ascii_rgb(&h->fields[j], x, &x))
+        return rc_io_fail(err, ROBOCACHE_INVALID_ARGUMENT,
+                          "%s: vertex %lld: property '%s': %g is not a packed colour "
+                          "(0..4294967295)",
+                          path, (long long)i, h->fields[j].name, x);
       rc_pc_store(&h->fields[j], &x, pc->points + i * pc->cols);
     }
     while (s < end && *s != '\n') s++; /* the rest of a vertex line is ignored */
