@@ -88,20 +88,21 @@ def _matches(path, size, digest):
 class Journal:
     """Checkpoints a merge: rotated(mark) is MergeWriter.rotated. `state` is
     write()'s (robocache.convert._convert.write), `keys` the shard keys in
-    order, `merged` how many of them the journal already holds, `remove`
-    called with the keys of shards merged once a record holds them. Records
+    order, `recs` the journal's records the merge resumes from (their shards
+    and files already journalled), `remove` called with the keys of shards
+    merged once a record holds them. Records
     are hashed, appended and followed by the removal on a background thread
     (the next record, wait() and close() wait for it; wait() raises its
     error). at: the index of the shard whose first item the merge is writing,
     else None."""
 
-    def __init__(self, root, keys, merged, state, remove):
+    def __init__(self, root, keys, recs, state, remove):
         self.root, self.keys, self.state, self.remove = root, keys, state, remove
-        self.shards = merged
+        self.shards = sum(len(r["keys"]) for r in recs)
         self.at = None
-        self._since = state["writer"].mark() if merged else None
+        self._since = state["writer"].mark() if recs else None
         self._report = (len(state["report"]["episodes"]), len(state["report"]["rejected"]))
-        self._hashed = {rel for r in records(root) for rel in r["files"]}
+        self._hashed = {rel for r in recs for rel in r["files"]}
         self._thread = futures.ThreadPoolExecutor(1, thread_name_prefix="robocache-journal")
         self._job = None
 

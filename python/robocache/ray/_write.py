@@ -57,8 +57,9 @@ def write_lerobot(ds, output, *, overwrite=False, robot_type=None, data_files_si
             for key in shards:
                 pool.submit(shutil.rmtree, os.path.join(root, key), ignore_errors=True)
 
-        state = _merge_state(root, output, fps, robot_type, data_files_size_in_mb, merged)
-        journal = _resume.Journal(root, keys, merged, state, remove)
+        recs = _resumed(root, merged)
+        state = _merge_state(root, output, fps, robot_type, data_files_size_in_mb, recs)
+        journal = _resume.Journal(root, keys, recs, state, remove)
         state["writer"].rotated = journal.rotated
         try:
             report = write(_in_order(ds, root, keys[merged:], todo, journal, merged), output,
@@ -70,9 +71,9 @@ def write_lerobot(ds, output, *, overwrite=False, robot_type=None, data_files_si
     return report
 
 
-def _merge_state(root, output, fps, robot_type, data_mb, merged):
-    """write()'s state for the merge: a MergeWriter on the merge folder with
-    the journal's first `merged` shards taken back."""
+def _resumed(root, merged):
+    """The journal's records of its first `merged` shards (read_recordings'
+    count); OutputError when it holds another number."""
     recs, taken = [], 0
     for rec in _resume.records(root):
         if taken == merged:
@@ -82,6 +83,12 @@ def _merge_state(root, output, fps, robot_type, data_mb, merged):
     if taken != merged:
         raise _output.OutputError(f"{root}: the merge journal holds {taken} shards, the shard "
                                   f"list {merged}; run read_recordings again")
+    return recs
+
+
+def _merge_state(root, output, fps, robot_type, data_mb, recs):
+    """write()'s state for the merge: a MergeWriter on the merge folder with
+    the journal's records `recs` taken back."""
     _file_sizes("lerobot", data_mb, None)
     if recs and data_mb is not None and data_mb != recs[0]["data_mb"]:
         raise _output.OutputError(
@@ -100,10 +107,10 @@ def _merge_state(root, output, fps, robot_type, data_mb, merged):
 
 
 def _shard_folders(root):
-    """The shard folders left in the staging folder (none if it is gone)."""
+    """The shard folders left in the staging folder (none if it is gone;
+    called once the merge folder is renamed into place)."""
     try:
-        return [e.name for e in os.scandir(root)
-                if e.is_dir(follow_symlinks=False) and e.name != _resume.FOLDER]
+        return [e.name for e in os.scandir(root) if e.is_dir(follow_symlinks=False)]
     except OSError:
         return []
 
