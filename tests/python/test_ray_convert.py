@@ -7,11 +7,13 @@ merge's writer rotates data files as the serial one. Inputs: the
 real Husky recording as MCAP and as ROS 1 bag, plus two copies of it written
 here with rosbags, cut to a part of the drive and shifted in time."""
 
+import gc
 import json
 import os
 import sys
 import time
 
+import numpy as np
 import pytest
 
 ray = pytest.importorskip("ray")
@@ -97,6 +99,41 @@ def test_read_recordings_blocks(inputs, tmp_path):
         rr.read_recordings(inputs, streams=STREAMS, fps=FPS, output=str(tmp_path / "other"),
                            recordings_per_block=0)
     assert not os.path.exists(tmp_path / ".other.shards")
+
+
+def test_last_recordings_one_per_block():
+    # rr.convert's tail: the last rows one per block (one per task with batch_size=None)
+    from robocache.ray._read import dataset
+    rows = [{"i": i} for i in range(10)]
+
+    def tasks(ds):
+        out = ds.map_batches(lambda b: {"first": b["i"][:1], "n": [len(b["i"])]},
+                             batch_size=None, batch_format="numpy").take_all()
+        return sorted((int(r["first"]), int(r["n"])) for r in out)
+
+    assert tasks(dataset(rows, 3, 4)) == [(0, 3), (3, 3), (6, 1), (7, 1), (8, 1), (9, 1)]
+    assert tasks(dataset(rows, 3, 0)) == [(0, 3), (3, 3), (6, 2), (8, 2)]
+    assert tasks(dataset(rows, 3, 12)) == [(i, 1) for i in range(10)]
+    assert sorted(r["i"] for r in dataset(rows, 4, 3).take_all()) == list(range(10))
+
+
+def test_actors_freeze_their_imports(inputs, tmp_path):
+    # Align's actors move their imports' objects out of the cyclic GC; the driver's stay
+    class FreezeCount(rr.Align):
+        def __call__(self, batch):
+            out = super().__call__(batch)
+            out["frozen"] = np.full(len(out["key"]), gc.get_freeze_count())
+            return out
+
+    before = gc.get_freeze_count()
+    ds = rr.read_recordings(inputs[:1], streams=STREAMS, fps=FPS, output=str(tmp_path / "h"))
+    actors = ds.map_batches(FreezeCount, batch_size=1, batch_format="numpy",
+                            compute=ray.data.ActorPoolStrategy(size=1)).take_all()
+    assert [r["frozen"] > 10_000 for r in actors] == [True]
+    ds = rr.read_recordings(inputs[:1], streams=STREAMS, fps=FPS, output=str(tmp_path / "t"))
+    tasks = ds.map_batches(FreezeCount("cpu"), batch_size=1, batch_format="numpy").take_all()
+    assert gc.get_freeze_count() == before
+    assert len(tasks) == 1
 
 
 def test_default_recordings_per_task():

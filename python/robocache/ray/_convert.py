@@ -9,6 +9,7 @@ from ._read import dataset, recording_rows
 from ._write import write_lerobot
 
 TASKS_PER_WORKER = 50  # recordings_per_task=None: about this many tasks per worker
+LAST_SINGLES_PER_WORKER = 2  # the last 2 x workers recordings go one per task
 
 
 def default_per_task(recordings, workers):
@@ -34,7 +35,10 @@ def convert(inputs, output, *, streams, fps=None, reference=None, span="overlap"
                          still its own shard): more amortises Ray Data's cost
                          per task over short recordings, fewer balances the
                          workers' load; None (default): recordings to convert
-                         // (50 x workers), at least 1
+                         // (50 x workers), at least 1. When it is > 1 the last
+                         2 x num_workers recordings go one per task, after the
+                         others, so that the workers run out of work within
+                         a recording or two of each other
     data_files_size_in_mb  MiB of Parquet after which a data file takes no
                          more episodes (write_lerobot; default LeRobot's 100)
     A rerun after an interruption skips the recordings whose shards are
@@ -59,9 +63,9 @@ def convert(inputs, output, *, streams, fps=None, reference=None, span="overlap"
                           order=order, output=output)
     size = max(1, num_workers)
     per_task = int(recordings_per_task or default_per_task(len(rows), size))
-    ds = dataset(rows, per_task).map_batches(Align, fn_constructor_kwargs={"device": "auto"},
-                                             batch_size=per_task, batch_format="numpy",
-                                             num_gpus=num_gpus_per_worker or None,
-                                             compute=data.ActorPoolStrategy(size=size))
+    singles = LAST_SINGLES_PER_WORKER * size if per_task > 1 else 0
+    ds = dataset(rows, per_task, singles).map_batches(
+        Align, fn_constructor_kwargs={"device": "auto"}, batch_size=None, batch_format="numpy",
+        num_gpus=num_gpus_per_worker or None, compute=data.ActorPoolStrategy(size=size))
     return write_lerobot(ds, output, overwrite=overwrite, robot_type=robot_type,
                          data_files_size_in_mb=data_files_size_in_mb, log=log)

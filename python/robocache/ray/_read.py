@@ -41,10 +41,21 @@ def read_recordings(paths, *, streams, output, fps=None, reference=None, span="o
     return dataset(rows, recordings_per_block)
 
 
-def dataset(rows, recordings_per_block):
-    """ray.data.from_items(rows) in blocks of recordings_per_block rows."""
-    blocks = -(-len(rows) // int(recordings_per_block))
-    return ray_data().from_items(rows, override_num_blocks=max(blocks, 1))
+def dataset(rows, recordings_per_block, last_singles=0):
+    """ray.data.from_items(rows) in blocks of recordings_per_block rows, the
+    last `last_singles` rows (at most all) one per block, after the others
+    (a union of two from_items: Ray Data runs the first one's blocks first)."""
+    data = ray_data()
+
+    def blocks(part, per_block):
+        return data.from_items(part, override_num_blocks=max(1, -(-len(part) // per_block)))
+
+    split = max(0, len(rows) - int(last_singles))
+    if split == len(rows):
+        return blocks(rows, int(recordings_per_block))
+    if split == 0:
+        return blocks(rows, 1)
+    return blocks(rows[:split], int(recordings_per_block)).union(blocks(rows[split:], 1))
 
 
 def recording_rows(paths, *, streams, output, fps, reference, span, invalid, split_gap,
