@@ -114,7 +114,8 @@ def _convert_parser():
                    help="--ray: GPUs per actor (e.g. 0.25); 0 runs the CPU backend")
     p.add_argument("--recordings-per-task", type=int, metavar="K",
                    help="--ray: recordings converted per Ray task (default: recordings // "
-                        "(50 x workers), at least 1)")
+                        "(50 x workers), at least 1); when > 1 the last 2 x workers go one "
+                        "per task")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress and no summary")
     return p
 
