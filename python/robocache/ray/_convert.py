@@ -65,7 +65,7 @@ def convert(inputs, output, *, streams, fps=None, reference=None, span="overlap"
     per_task = int(recordings_per_task or default_per_task(len(rows), size))
     singles = LAST_SINGLES_PER_WORKER * size if per_task > 1 else 0
     ds = dataset(rows, per_task, singles).map_batches(
-        Align, fn_constructor_kwargs={"device": "auto"}, batch_size=None, batch_format="numpy",
+        Align, fn_constructor_kwargs={"device": "auto"}, batch_size=1, batch_format="numpy",
         num_gpus=num_gpus_per_worker or None, compute=data.ActorPoolStrategy(size=size))
     return write_lerobot(ds, output, overwrite=overwrite, robot_type=robot_type,
                          data_files_size_in_mb=data_files_size_in_mb, log=log)
