@@ -117,6 +117,17 @@ def test_last_recordings_one_per_block():
     assert sorted(r["i"] for r in dataset(rows, 4, 3).take_all()) == list(range(10))
 
 
+def test_gpu_workers_pass_ray_datas_checks(inputs, tmp_path, monkeypatch):
+    # rr.convert's dataset with GPU actors and the single-recording tail is one Ray Data
+    # accepts (it runs on a GPU in test_cuda_ray); stopped before it runs, as this has no GPU
+    import robocache.ray._convert as rc
+    made = []
+    monkeypatch.setattr(rc, "write_lerobot", lambda ds, output, **kw: made.append(ds))
+    rr.convert(inputs, str(tmp_path / "gpu"), streams=STREAMS, fps=FPS, num_workers=2,
+               recordings_per_task=2, num_gpus_per_worker=0.5)
+    assert len(made) == 1 and isinstance(made[0], ray.data.Dataset)
+
+
 def test_actors_freeze_their_imports(inputs, tmp_path):
     # Align's actors move their imports' objects out of the cyclic GC; the driver's stay
     class FreezeCount(rr.Align):
