@@ -2,8 +2,9 @@
 subprocess (its own local Ray, 2 workers) gives the same dataset as the serial
 CLI, file for file, with the same --data-file-size-mb; where `import ray`
 fails (an import blocker put first on PYTHONPATH), --ray exits 1 with a
-message naming pip install 'robocache[ray]' and writes nothing. Inputs: the
-real Husky recording as MCAP and ROS 1 bag."""
+message naming pip install 'robocache[ray]' and writes nothing; an input that
+is not there (a URL or a missing path) exits 3 naming it before any Ray is
+started. Inputs: the real Husky recording as MCAP and ROS 1 bag."""
 
 import os
 import subprocess
@@ -53,3 +54,17 @@ def test_cli_ray_without_ray_names_the_extra(tmp_path):
     assert "pip install 'robocache[ray]'" in p.stderr
     assert not (tmp_path / "out").exists()
     assert [n for n in os.listdir(tmp_path) if n != "site"] == []
+
+
+@pytest.mark.parametrize("missing", ["s3://bucket/run1.mcap", "no-such-recording.mcap"])
+def test_cli_ray_missing_input_fails_before_ray_starts(tmp_path, missing):
+    # the serial CLI's exit code (3) and the input named, a URL told apart; no Ray started
+    argv = [sys.executable, "-m", "robocache.cli", "convert", str(HUSKY_MCAP), missing,
+            "--to", "lerobot", "--fps", str(FPS), "-s", STREAMS[0], "-o", str(tmp_path / "out"),
+            "--ray"]
+    p = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, **RAY_ENV})
+    assert p.returncode == 3, p.stderr[-3000:]
+    assert f"robocache convert: {missing}: no such file or directory" in p.stderr
+    assert ("URLs are not read" in p.stderr) == missing.startswith("s3://")
+    assert "Started a local Ray instance" not in p.stderr
+    assert os.listdir(tmp_path) == []

@@ -5,7 +5,7 @@ from ..convert import _output
 from ..convert._convert import _file_sizes
 from ._align import Align
 from ._deps import ray_data
-from ._read import dataset, recording_rows
+from ._read import check_inputs, dataset, recording_rows
 from ._write import write_lerobot
 
 TASKS_PER_WORKER = 50  # recordings_per_task=None: about this many tasks per worker
@@ -42,7 +42,9 @@ def convert(inputs, output, *, streams, fps=None, reference=None, span="overlap"
     data_files_size_in_mb  MiB of Parquet after which a data file takes no
                          more episodes (write_lerobot; default LeRobot's 100)
     A rerun after an interruption skips the recordings whose shards are
-    complete. Errors as robocache.convert.convert, ValueError for
+    complete. Errors as robocache.convert.convert (FileNotFoundError for an
+    input that is not a file or folder here, URLs included, before Ray is
+    started), ValueError for
     recordings_per_task < 1, and ImportError naming robocache[ray] when ray
     is missing.
     """
@@ -52,6 +54,7 @@ def convert(inputs, output, *, streams, fps=None, reference=None, span="overlap"
     data = ray_data()
     import ray
     _output.check_target(output, overwrite)
+    check_inputs(inputs)  # before a local Ray is started
     if not ray.is_initialized():
         ray.init(address=address, log_to_driver=False)
     if num_workers is None:

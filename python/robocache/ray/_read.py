@@ -30,8 +30,9 @@ def read_recordings(paths, *, streams, output, fps=None, reference=None, span="o
     recordings_per_block  rows per block of the dataset (the driver puts each
             block into Ray's object store, a few ms each): map_batches'
             batch_size, or a divisor of it, keeps its tasks that size
-    Raises SpecError (bad arguments), ValueError (recordings_per_block < 1),
-    ImportError naming robocache[ray].
+    Raises SpecError (bad arguments), FileNotFoundError (an input that is not
+    a file or folder here, URLs included), ValueError (recordings_per_block
+    < 1), ImportError naming robocache[ray].
     """
     if int(recordings_per_block) < 1:
         raise ValueError(f"recordings_per_block must be >= 1, got {recordings_per_block}")
@@ -58,11 +59,23 @@ def dataset(rows, recordings_per_block, last_singles=0):
     return blocks(rows[:split], int(recordings_per_block)).union(blocks(rows[split:], 1))
 
 
+def check_inputs(paths):
+    """FileNotFoundError naming the first input that is not a file or folder
+    here (a URL among them: robocache reads files, on a file system every
+    Ray node mounts at the same path)."""
+    for p in map(str, paths):
+        if not os.path.exists(p):
+            hint = ("; URLs are not read: give a path on a file system every Ray node mounts"
+                    if "://" in p else "")
+            raise FileNotFoundError(f"{p}: no such file or directory{hint}")
+
+
 def recording_rows(paths, *, streams, output, fps, reference, span, invalid, split_gap,
                    split_by, task, order):
     """read_recordings' rows (a list), its shard list saved."""
     ray_data()
     paths = [str(p) for p in paths]
+    check_inputs(paths)
     specs, fps, options = plan(paths, to="lerobot", streams=streams, fps=fps,
                                reference=reference, span=span, invalid=invalid,
                                split_gap=split_gap, split_by=split_by, task=task, order=order)
