@@ -26,8 +26,8 @@ sys.meta_path.insert(0, _NoRay())
 '''
 
 
-def cli(*args, env=None):
-    argv = [sys.executable, "-m", "robocache.cli", "convert", str(HUSKY_MCAP), str(HUSKY_BAG),
+def cli(*args, env=None, inputs=(str(HUSKY_MCAP), str(HUSKY_BAG))):
+    argv = [sys.executable, "-m", "robocache.cli", "convert", *inputs,
             "--to", "lerobot", "--fps", str(FPS), "--quiet",
             *[a for s in STREAMS for a in ("-s", s)], *args]
     return subprocess.run(argv, capture_output=True, text=True,
@@ -59,10 +59,7 @@ def test_cli_ray_without_ray_names_the_extra(tmp_path):
 @pytest.mark.parametrize("missing", ["s3://bucket/run1.mcap", "no-such-recording.mcap"])
 def test_cli_ray_missing_input_fails_before_ray_starts(tmp_path, missing):
     # the serial CLI's exit code (3) and the input named, a URL told apart; no Ray started
-    argv = [sys.executable, "-m", "robocache.cli", "convert", str(HUSKY_MCAP), missing,
-            "--to", "lerobot", "--fps", str(FPS), "-s", STREAMS[0], "-o", str(tmp_path / "out"),
-            "--ray"]
-    p = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, **RAY_ENV})
+    p = cli("-o", str(tmp_path / "out"), "--ray", inputs=(str(HUSKY_MCAP), missing))
     assert p.returncode == 3, p.stderr[-3000:]
     assert f"robocache convert: {missing}: no such file or directory" in p.stderr
     assert ("URLs are not read" in p.stderr) == missing.startswith("s3://")

@@ -36,6 +36,7 @@ def read_recordings(paths, *, streams, output, fps=None, reference=None, span="o
     """
     if int(recordings_per_block) < 1:
         raise ValueError(f"recordings_per_block must be >= 1, got {recordings_per_block}")
+    check_inputs(paths)
     rows = recording_rows(paths, streams=streams, output=output, fps=fps, reference=reference,
                           span=span, invalid=invalid, split_gap=split_gap, split_by=split_by,
                           task=task, order=order)
@@ -72,10 +73,10 @@ def check_inputs(paths):
 
 def recording_rows(paths, *, streams, output, fps, reference, span, invalid, split_gap,
                    split_by, task, order):
-    """read_recordings' rows (a list), its shard list saved."""
+    """read_recordings' rows (a list), its shard list saved (the inputs
+    checked by the caller: check_inputs)."""
     ray_data()
     paths = [str(p) for p in paths]
-    check_inputs(paths)
     specs, fps, options = plan(paths, to="lerobot", streams=streams, fps=fps,
                                reference=reference, span=span, invalid=invalid,
                                split_gap=split_gap, split_by=split_by, task=task, order=order)
