@@ -56,7 +56,9 @@ class EpisodePart:
     feature and valid columns, in order), `valid` (names of the bool
     "<feature>.valid" columns), `columns` (name -> float32 [T, D] or bool [T];
     vector and valid columns) and `stats` (name -> per-episode statistics of
-    those columns, robocache.convert._stats.of_array). Picklable."""
+    those columns and of the timestamp and frame_index columns, which do not
+    depend on the episode's place; robocache.convert._stats.of_array).
+    Picklable."""
 
     __slots__ = ("where", "task", "length", "layout", "features", "valid", "columns", "stats")
 
@@ -65,9 +67,9 @@ class EpisodePart:
             setattr(self, k, v)
 
 
-def episode_part(ep):
-    """EpisodePart of a converted episode (image features: declared in
-    `features` and `layout`, written by LeRobotWriter from the episode)."""
+def episode_part(ep, fps):
+    """EpisodePart of a converted episode at `fps` (image features: declared
+    in `features` and `layout`, written by LeRobotWriter from the episode)."""
     layout = [(f.name, f.kind, f.cols.stop - f.cols.start) for f in ep.features]
     feats, columns, stats = {}, {}, {}
     for f in ep.features:
@@ -83,12 +85,22 @@ def episode_part(ep):
         feats[name] = {"dtype": "bool", "shape": [1], "names": None}
         columns[name] = v
         stats[name] = _stats.of_array(v.reshape(-1, 1))
+    for name, v in _counters(ep.length, fps).items():
+        stats[name] = _stats.of_array(v.reshape(-1, 1))
     feats["timestamp"] = {"dtype": "float32", "shape": [1], "names": None}
     for name in _INDEX_FEATURES[1:]:
         feats[name] = {"dtype": "int64", "shape": [1], "names": None}
     return EpisodePart(where=ep.where, task=ep.task, length=ep.length, layout=layout,
                        features=feats, valid=list(ep.valid_columns), columns=columns,
                        stats=stats)
+
+
+def _counters(length, fps):
+    """The timestamp (float32 seconds, frame_index / fps) and frame_index
+    (int64) columns of an episode of `length` frames."""
+    frame_index = np.arange(length, dtype=np.int64)
+    return {"timestamp": (frame_index.astype(np.float64) / fps).astype(np.float32),
+            "frame_index": frame_index}
 
 
 def _feature(ep, name):
@@ -125,7 +137,7 @@ class LeRobotWriter:
     def write(self, ep):
         """ep: a converted episode (robocache.convert._convert.Converted), or
         its EpisodePart (vector features only) computed elsewhere."""
-        part = ep if isinstance(ep, EpisodePart) else episode_part(ep)
+        part = ep if isinstance(ep, EpisodePart) else episode_part(ep, self.fps)
         names = [(name, list(st)) for name, st in part.stats.items()]
         if self.features is None:
             self.features, self.layout, self.stat_names = dict(part.features), part.layout, names
@@ -139,7 +151,6 @@ class LeRobotWriter:
         task = self.tasks.setdefault(part.task, len(self.tasks))
         T = part.length
         row = {"episode_index": index, "tasks": [part.task], "length": T}
-        ts = (np.arange(T, dtype=np.float64) / self.fps).astype(np.float32)
         cols = {}
         stats = {}
         for name, kind, _ in part.layout:
@@ -153,14 +164,17 @@ class LeRobotWriter:
         for name in part.valid:
             cols[name] = self.pa.array(part.columns[name])
             stats[name] = part.stats[name]
-        frame_index = np.arange(T, dtype=np.int64)
-        index_cols = {"timestamp": ts, "frame_index": frame_index,
-                      "episode_index": np.full(T, index, np.int64),
-                      "index": frame_index + self.frames,
+        counters = _counters(T, self.fps)
+        index_cols = {**counters, "episode_index": np.full(T, index, np.int64),
+                      "index": counters["frame_index"] + self.frames,
                       "task_index": np.full(T, task, np.int64)}
         for name, v in index_cols.items():
             cols[name] = self.pa.array(v)
-            stats[name] = _stats.of_array(v.reshape(-1, 1))
+        stats.update({"timestamp": part.stats["timestamp"],  # (computed with the part)
+                      "frame_index": part.stats["frame_index"],
+                      "episode_index": _stats.of_constant(index, T),
+                      "index": _stats.of_array(index_cols["index"].reshape(-1, 1)),
+                      "task_index": _stats.of_constant(task, T)})
         chunk, file = self._write_data(self.pa.table(cols))
         row.update({"data/chunk_index": chunk, "data/file_index": file,
                     "dataset_from_index": self.frames, "dataset_to_index": self.frames + T})

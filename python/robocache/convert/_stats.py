@@ -25,6 +25,16 @@ def of_array(x):
     return out
 
 
+def of_constant(value, count):
+    """of_array of a column of `count` (>= 1) copies of the integer `value`
+    (|value| x count < 2**53: its float64 sum is exact), without the column."""
+    v = float(value)
+    out = {"min": [v], "max": [v], "mean": [v], "std": [0.0]}
+    out.update((name, [v]) for name in Q_NAMES)
+    out["count"] = [int(count)]
+    return out
+
+
 def of_images(frames):
     """of_array(frames.transpose(0, 3, 1, 2) / 255.0) of uint8 [N, H, W, C] frames
     (per channel, in [0, 1]) from each channel's histogram of the 256 levels:

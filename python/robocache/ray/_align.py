@@ -89,7 +89,7 @@ def _staged(convs, fps):
             if isinstance(conv, dict):
                 items.append(conv)
                 continue
-            p = episode_part(conv)
+            p = episode_part(conv, fps)
             items.append(StagedPart(report=conv.report, policies=conv.policies, videos={},
                                     **{k: getattr(p, k) for k in p.__slots__}))
             if any(f.kind == "image" for f in conv.features):
