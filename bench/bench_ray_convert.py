@@ -42,8 +42,11 @@ median time), the scaling efficiency of Ray (per K) and of the pool
 against serial (throughput / (W x serial throughput)) and Ray's overhead over
 the pool and the merge Pool at equal W (ray median / their median - 1), and
 per run the host's busy cores (busy_cores: CPU seconds of all processes /
-seconds, from /proc/stat). Ray's phases, from a thread listing the staging folder every
-0.1 s and the merge's per-episode log: first_shard_s (start-up until the first
+seconds, from /proc/stat) and the CPU seconds of its processes by name
+(cpu_s_by_process: "driver" this process, "ray::MapWorker" the Align actors,
+"pool worker" the Pool's processes, Ray's daemons; process_cpu.py). Ray's
+phases, from a thread listing the staging folder every 0.1 s and the merge's
+per-episode log: first_shard_s (start-up until the first
 shard is written), last_shard_s (until the last one is), merged_s (until the
 merge has written the last episode), committed_s (the dataset renamed into
 place: its meta/ written) and end_s (rr.convert returned: sync report written,
@@ -77,6 +80,7 @@ import time
 import numpy as np
 
 from bench_common import commit, cpu_model, slug, write_json
+from process_cpu import ProcessCpu
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SOURCES = [ROOT / "data/robot/ros1/robot_localization_test1.bag",
@@ -217,17 +221,20 @@ def busy_cpu_s():
 
 
 def timed(label, fn, tmp, repeats, check=None, keep=None):
-    """(seconds, busy cores: the host's busy CPU seconds / seconds, or None)
-    of `repeats` runs of fn(output), each printed to stderr after `label`;
-    keep: the first run's output is moved there."""
-    times, busy = [], []
+    """(seconds, busy cores: the host's busy CPU seconds / seconds, or None,
+    CPU seconds by process name: process_cpu) of `repeats` runs of
+    fn(output), each printed to stderr after `label`; keep: the first run's
+    output is moved there."""
+    times, busy, by_process = [], [], []
     for r in range(repeats):
         out = f"{tmp}/out{time.monotonic_ns()}"
-        b0, t0 = busy_cpu_s(), time.perf_counter()
-        fn(out)
-        times.append(time.perf_counter() - t0)
-        b1 = busy_cpu_s()
+        with ProcessCpu() as cpu:
+            b0, t0 = busy_cpu_s(), time.perf_counter()
+            fn(out)
+            times.append(time.perf_counter() - t0)
+            b1 = busy_cpu_s()
         busy.append(None if b0 is None else (b1 - b0) / times[-1])
+        by_process.append(cpu.seconds())
         print(f"{label}: {times[-1]:.2f} s", file=sys.stderr, flush=True)
         if check is not None and not check(out):
             sys.exit(f"{out}: differs from the serial dataset")
@@ -237,13 +244,14 @@ def timed(label, fn, tmp, repeats, check=None, keep=None):
             shutil.rmtree(out)
         for f in pathlib.Path(tmp).glob("*.sync.json"):
             f.unlink()
-    return times, busy
+    return times, busy, by_process
 
 
 def summary(name, workers, timing, episodes, mb):
-    times, busy = timing
+    times, busy, by_process = timing
     med = float(np.median(times))
     return {"case": name, "workers": workers, "median_s": med, "busy_cores": busy,
+            "cpu_s_by_process": by_process,
             "p10_s": float(np.percentile(times, 10)), "p90_s": float(np.percentile(times, 90)),
             "runs_s": times, "episodes_per_s": episodes / med, "mb_per_s": mb / med}
 
@@ -292,9 +300,9 @@ def main():
         return total_episodes(out) == episodes and (not os.path.exists(ray_reference)
                                                      or same_dataset(ray_reference, out))
     for w in args.workers:
-        pool_times, merge_times, starts = ([], []), ([], []), []
+        pool_times, merge_times, starts = ([], [], []), ([], [], []), []
         # per K of --recordings-per-task: recordings_per_task ("auto": None), times, phases
-        ray_runs = {k: (None if k == "auto" else k, ([], []), [])
+        ray_runs = {k: (None if k == "auto" else k, ([], [], []), [])
                     for k in args.recordings_per_task}
 
         def pool_round():
