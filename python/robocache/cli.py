@@ -75,7 +75,8 @@ def _convert_parser():
                                 "streams share one frame grid (docs/convert.md).")
     p.add_argument("inputs", nargs="+", metavar="INPUT",
                    help="recordings robocache.datasets reads; each episode of each becomes "
-                   "one or more output episodes")
+                   "one or more output episodes. With --ray also URLs pyarrow.fs opens "
+                   "(s3://bucket/run.mcap, s3://bucket/bags/*.bag; docs/ray.md)")
     p.add_argument("-o", "--output", required=True, help="output folder (lerobot) or .hdf5 file")
     p.add_argument("--to", required=True, choices=("lerobot", "robomimic"))
     p.add_argument("-s", "--stream", action="append", required=True, metavar="SPEC",

@@ -6,6 +6,7 @@ import filecmp
 import json
 import os
 import pathlib
+import subprocess
 import sys
 
 import pyarrow.parquet as pq
@@ -24,6 +25,16 @@ RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_DATA_DISABLE_PROGRESS_BARS": "1"
            "OMP_NUM_THREADS": "1"}
 
 
+def cli(*args, env=None, inputs=(str(HUSKY_MCAP), str(HUSKY_BAG))):
+    """`python -m robocache.cli convert INPUTS` of STREAMS at FPS to LeRobot,
+    quiet, with `args` (-o OUTPUT, --ray ...), in RAY_ENV and `env`."""
+    argv = [sys.executable, "-m", "robocache.cli", "convert", *inputs,
+            "--to", "lerobot", "--fps", str(FPS), "--quiet",
+            *[a for s in STREAMS for a in ("-s", s)], *args]
+    return subprocess.run(argv, capture_output=True, text=True,
+                          env={**os.environ, **RAY_ENV, **(env or {})})
+
+
 def local_ray(module):
     """Starts a local Ray (2 CPUs) that ships `module` (a test module with
     Align subclasses) and this one by value; ray.shutdown() when done."""
@@ -38,19 +49,36 @@ def files(root):
     return sorted(str(p.relative_to(root)) for p in pathlib.Path(root).rglob("*") if p.is_file())
 
 
-def assert_same_dataset(a, b):
+def assert_same_dataset(a, b, renamed=None):
     """Every file byte for byte (data Parquet, meta/episodes, stats.json,
     info.json, tasks), Parquet values through pyarrow, and the sync reports
-    (apart from the output path each names)."""
+    (apart from the output path each names). renamed: {name in b: name in a}
+    of inputs b's reports name otherwise (URLs converted on Ray, a's local
+    paths): b's meta/robocache.json and sync report, those names replaced,
+    must equal a's byte for byte."""
     a, b = pathlib.Path(a), pathlib.Path(b)
     assert files(a) == files(b)
     for rel in files(a):
         if rel.endswith(".parquet"):
             assert pq.read_table(a / rel).equals(pq.read_table(b / rel)), rel
-        assert filecmp.cmp(a / rel, b / rel, shallow=False), rel
-    ra, rb = (json.loads(pathlib.Path(f"{p}.sync.json").read_text()) for p in (a, b))
+        if renamed and rel == "meta/robocache.json":
+            assert _renamed(b / rel, renamed) == (a / rel).read_text(), rel
+        else:
+            assert filecmp.cmp(a / rel, b / rel, shallow=False), rel
+    ra = json.loads(pathlib.Path(f"{a}.sync.json").read_text())
+    rb = json.loads(_renamed(f"{b}.sync.json", renamed or {}))
     assert ra.pop("output") == str(a) and rb.pop("output") == str(b)
     assert ra == rb
+
+
+def _renamed(path, renamed):
+    """The text of `path` with each key of `renamed` replaced by its value
+    (longest first), every key found in it."""
+    text = pathlib.Path(path).read_text()
+    for old in sorted(renamed, key=len, reverse=True):
+        assert old in text, (path, old)
+        text = text.replace(old, renamed[old])
+    return text
 
 
 def counting():

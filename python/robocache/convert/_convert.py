@@ -1,5 +1,6 @@
 """robocache.convert.convert: recordings -> LeRobot v3.0 or robomimic HDF5."""
 
+import contextlib
 import json
 import os
 import sys
@@ -72,12 +73,13 @@ def _apply_policy(frames, values, valid, feats, invalid, report):
     return frames[first:last], values[first:last], {}
 
 
-def _episodes(inputs, specs, fps, options):
-    """Yields Converted or rejected-episode reports, input by input."""
-    for path in inputs:
+def _episodes(inputs, specs, fps, options, names=None):
+    """Yields Converted or rejected-episode reports, input by input (named
+    in them by `names`, default the inputs)."""
+    for path, name in zip(inputs, names or inputs):
         rec = rd.open(path, order=options["order"])
         for ep in rec.episodes:
-            where = f"{path}: episode {ep.index}"
+            where = f"{name}: episode {ep.index}"
             feats = _episode.features_of(ep, specs, fps, where)
             split_by = None
             if options["split_by"] is not None:
@@ -160,8 +162,10 @@ def convert(inputs, output, *, to, streams, fps=None, reference=None, span="over
     Returns the sync report (dict: "episodes" list, "rejected" list); also
     written as OUTPUT.sync.json. Raises SpecError (usage), ConvertError (data),
     OutputError (I/O), robocache.datasets.DatasetError (unreadable input).
-    robocache.ray.convert runs the same conversion on Ray.
+    robocache.ray.convert runs the same conversion on Ray, and reads URLs
+    (s3://...), which this refuses (FileNotFoundError naming the URL).
     """
+    _refuse_urls(inputs)
     specs, fps, options = plan(inputs, to=to, streams=streams, fps=fps, reference=reference,
                                span=span, invalid=invalid, split_gap=split_gap,
                                split_by=split_by, task=task, order=order)
@@ -172,6 +176,13 @@ def convert(inputs, output, *, to, streams, fps=None, reference=None, span="over
         log = items.write
     return write(items, output, to=to, inputs=inputs, fps=fps, options=options,
                  robot_type=robot_type, masks=masks, log=log, sizes=sizes)
+
+
+def _refuse_urls(inputs):
+    for p in map(str, inputs):
+        if "://" in p and not os.path.exists(p):
+            raise FileNotFoundError(f"{p}: no such file or directory; URLs are read on Ray only "
+                                    "(robocache convert --ray, robocache.ray.convert)")
 
 
 def _file_sizes(to, data_mb, video_mb):
@@ -191,9 +202,13 @@ def _file_sizes(to, data_mb, video_mb):
 
 
 def plan(inputs, *, to, streams, fps=None, reference=None, span="overlap", invalid="trim",
-         split_gap=None, split_by=None, task=None, order="error"):
+         split_gap=None, split_by=None, task=None, order="error", local_copy=None):
     """Checks convert's arguments (SpecError naming the bad one) and returns
-    (specs: list of StreamSpec, fps, options: dict for episodes())."""
+    (specs: list of StreamSpec, fps, options: dict for episodes()).
+    local_copy: a function of an input giving a context manager of the
+    local path to read it from (robocache.ray: a URL's temporary copy), used
+    on inputs[0] when fps is None (the reference stream's rate); None: the
+    input itself."""
     if to not in TARGETS:
         raise SpecError(f"--to: {to!r} is not one of {', '.join(TARGETS)}")
     if invalid not in INVALID:
@@ -212,17 +227,20 @@ def plan(inputs, *, to, streams, fps=None, reference=None, span="overlap", inval
     if fps is not None and not fps > 0:
         raise SpecError(f"--fps must be positive, got {fps}")
     if fps is None:
-        fps = _reference_fps(inputs[0], reference, order)
+        with (local_copy or contextlib.nullcontext)(inputs[0]) as first:
+            fps = _reference_fps(first, reference, order)
     options = {"reference": reference, "span": span, "invalid": invalid, "split_gap": split_gap,
                "split_by": split_by, "task": task, "order": order}
     return specs, fps, options
 
 
-def episodes(inputs, specs, fps, options, device=None):
+def episodes(inputs, specs, fps, options, device=None, names=None):
     """The converted episodes of `inputs` in order: Converted, or the report
     (dict with "rejected") of an episode the invalid policy dropped. device:
-    None (the CPU backend) or a torch device string ("cuda:0") to align on."""
-    return _episodes(inputs, specs, fps, dict(options, device=device))
+    None (the CPU backend) or a torch device string ("cuda:0") to align on.
+    names: what the reports call each input (robocache.ray: the URL a local
+    copy was made of); None: its path."""
+    return _episodes(inputs, specs, fps, dict(options, device=device), names)
 
 
 def write(items, output, *, to, inputs, fps, options, robot_type=None, masks=None, log=None,

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..convert._convert import episodes
 from ..convert._lerobot_writer import episode_part
-from . import _shards
+from . import _remote, _shards
 from ._shards import StagedPart
 from ._video import RecordingVideos
 
@@ -23,7 +23,10 @@ class Align:
     """map_batches(Align, fn_constructor_kwargs={"device": ...}, ...) (actors)
     or map_batches(Align("cpu"), ...) (tasks: the instance is pickled to
     Ray's worker processes) over read_recordings rows. Per row it converts
-    the recording and writes its shard (its converted episodes,
+    the recording (a URL's first copied, file or folder tree, into a local
+    temporary folder under its base name, removed once its shard is
+    written: the worker's TMPDIR needs room for one recording; the reports
+    name the URL) and writes its shard (its converted episodes,
     rejected-episode reports and the MP4s of its image features, encoded
     here by robocache.convert's LeRobot writer; see _shards and
     _video.RecordingVideos) into the row's staging folder;
@@ -56,8 +59,9 @@ class Align:
             if _shards.is_complete(os.path.join(root, key)):
                 continue
             specs, fps, options = pickle.loads(plan)
-            convs = episodes([str(path)], specs, fps, options, self.device)
-            _shards.write_shard(root, key, *_staged(convs, fps))
+            with _remote.local_copy(str(path)) as local:
+                convs = episodes([local], specs, fps, options, self.device, names=[str(path)])
+                _shards.write_shard(root, key, *_staged(convs, fps))
         return {k: np.array(list(batch[k])) for k in OUTPUT_COLUMNS}
 
 

@@ -24,6 +24,10 @@ def convert(inputs, output, *, streams, fps=None, reference=None, span="overlap"
             log=None):
     """robocache.convert.convert(..., to="lerobot") on Ray: the same dataset.
 
+    inputs               paths every Ray node reads at the same path, or URLs
+                         pyarrow.fs opens (s3://bucket/run.mcap, a folder
+                         s3://bucket/run1/, a glob in the last component
+                         s3://bucket/bags/*.bag; docs/ray.md), in any mix
     address              ray.init address when Ray is not initialised yet
                          (None: a local Ray on all cores; "ray://head:10001")
     num_workers          Align actors, recordings converted at once (default:
@@ -42,11 +46,12 @@ def convert(inputs, output, *, streams, fps=None, reference=None, span="overlap"
     data_files_size_in_mb  MiB of Parquet after which a data file takes no
                          more episodes (write_lerobot; default LeRobot's 100)
     A rerun after an interruption skips the recordings whose shards are
-    complete. Errors as robocache.convert.convert (FileNotFoundError for an
-    input that is not a file or folder here, URLs included, before Ray is
-    started), ValueError for
-    recordings_per_task < 1, and ImportError naming robocache[ray] when ray
-    is missing.
+    complete. Errors as robocache.convert.convert (FileNotFoundError naming
+    an input that is not a file or folder here or a URL with nothing there,
+    before Ray is started), ValueError for a URL pyarrow.fs does not open and
+    for recordings_per_task < 1, OSError with pyarrow's text for a URL it
+    cannot read (credentials, network), and ImportError naming robocache[ray]
+    when ray is missing.
     """
     if recordings_per_task is not None and int(recordings_per_task) < 1:
         raise ValueError(f"recordings_per_task must be >= 1, got {recordings_per_task}")
@@ -54,7 +59,7 @@ def convert(inputs, output, *, streams, fps=None, reference=None, span="overlap"
     data = ray_data()
     import ray
     _output.check_target(output, overwrite)
-    check_inputs(inputs)  # before a local Ray is started
+    inputs = check_inputs(inputs)  # before a local Ray is started; URLs expanded
     if not ray.is_initialized():
         ray.init(address=address, log_to_driver=False)
     if num_workers is None:

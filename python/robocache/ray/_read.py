@@ -5,23 +5,36 @@ import base64
 import json
 import os
 import pickle
+from concurrent import futures
 
 from ..convert._convert import plan
-from . import _resume, _shards
+from . import _remote, _resume, _shards
 from ._deps import ray_data
+
+THREADS = 16  # inputs checked, or listed for their shard keys, at once (a URL: round trips)
 
 
 def read_recordings(paths, *, streams, output, fps=None, reference=None, span="overlap",
                     invalid="trim", split_gap=None, split_by=None, task=None, order="error",
                     recordings_per_block=1):
     """A ray.data.Dataset with one row per recording still to convert, in
-    input order: shard (int, its place in the input order), path (str), key
-    (str, 16 hex digits: input files' names, sizes, mtimes and the plan),
-    plan (bytes: the checked streams, fps and options of
+    input order: shard (int, its place in the input order), path (str: the
+    input), key (str, 16 hex digits: input files' names, sizes, mtimes and
+    the plan), plan (bytes: the checked streams, fps and options of
     robocache.convert.convert, whose arguments these are), staging (str: the
     folder Align writes the shard into). Map it with robocache.ray.Align, then
     write_lerobot(ds, output).
 
+    paths   recordings (files or folders): paths every Ray node reads at the
+            same path, or URLs pyarrow.fs.FileSystem.from_uri opens
+            (s3://bucket/run.mcap, gs://..., hdfs://..., file://..., with
+            pyarrow's query options, e.g. ?endpoint_override=host:9000), each
+            one recording as a path would be; a URL whose last component
+            holds a glob (`*`, `[...]`: s3://bucket/bags/*.bag) stands for the
+            entries of its folder that match, in sorted order. A URL's key
+            hashes the URL and the name, size and mtime pyarrow.fs lists of
+            each file under it; the workers copy it to a local temporary
+            folder to convert it (docs/ray.md)
     output  the dataset folder write_lerobot will write. Its staging folder
             (`.NAME.shards/` beside it) gets the full shard list; recordings
             whose shard is already complete there (checksums verified), or
@@ -30,16 +43,17 @@ def read_recordings(paths, *, streams, output, fps=None, reference=None, span="o
     recordings_per_block  rows per block of the dataset (the driver puts each
             block into Ray's object store, a few ms each): map_batches'
             batch_size, or a divisor of it, keeps its tasks that size
-    Raises SpecError (bad arguments), FileNotFoundError (an input that is not
-    a file or folder here, URLs included), ValueError (recordings_per_block
-    < 1), ImportError naming robocache[ray].
+    Raises SpecError (bad arguments), FileNotFoundError (a path that is not a
+    file or folder here, a URL with nothing there, a glob matching nothing),
+    ValueError (a URL pyarrow.fs does not open, recordings_per_block < 1),
+    OSError (pyarrow's, the URL in front: credentials, network), ImportError
+    naming robocache[ray].
     """
     if int(recordings_per_block) < 1:
         raise ValueError(f"recordings_per_block must be >= 1, got {recordings_per_block}")
-    check_inputs(paths)
-    rows = recording_rows(paths, streams=streams, output=output, fps=fps, reference=reference,
-                          span=span, invalid=invalid, split_gap=split_gap, split_by=split_by,
-                          task=task, order=order)
+    rows = recording_rows(check_inputs(paths), streams=streams, output=output, fps=fps,
+                          reference=reference, span=span, invalid=invalid, split_gap=split_gap,
+                          split_by=split_by, task=task, order=order)
     return dataset(rows, recordings_per_block)
 
 
@@ -61,28 +75,37 @@ def dataset(rows, recordings_per_block, last_singles=0):
 
 
 def check_inputs(paths):
-    """FileNotFoundError naming the first input that is not a file or folder
-    here (a URL among them: robocache reads files, on a file system every
-    Ray node mounts at the same path)."""
-    for p in map(str, paths):
-        if not os.path.exists(p):
-            hint = ("; URLs are not read: give a path on a file system every Ray node mounts"
-                    if "://" in p else "")
-            raise FileNotFoundError(f"{p}: no such file or directory{hint}")
+    """The inputs to convert, in order (str): each path here as given (a
+    FileNotFoundError names the first that is not a file or folder), each
+    URL checked and expanded (_remote.expand: FileNotFoundError naming one
+    that is not there, ValueError for one pyarrow.fs does not open, OSError
+    with pyarrow's text, e.g. credentials)."""
+    def one(p):
+        if _remote.is_url(p):
+            return _remote.expand(p)
+        if os.path.exists(p):
+            return [p]
+        raise FileNotFoundError(f"{p}: no such file or directory")
+
+    with futures.ThreadPoolExecutor(THREADS) as pool:
+        return [q for found in pool.map(one, map(str, paths)) for q in found]
 
 
 def recording_rows(paths, *, streams, output, fps, reference, span, invalid, split_gap,
                    split_by, task, order):
     """read_recordings' rows (a list), its shard list saved (the inputs
-    checked by the caller: check_inputs)."""
+    checked and expanded by the caller: check_inputs; a URL's first recording
+    is copied here when plan reads it for the reference stream's rate)."""
     ray_data()
     paths = [str(p) for p in paths]
     specs, fps, options = plan(paths, to="lerobot", streams=streams, fps=fps,
                                reference=reference, span=span, invalid=invalid,
-                               split_gap=split_gap, split_by=split_by, task=task, order=order)
+                               split_gap=split_gap, split_by=split_by, task=task, order=order,
+                               local_copy=_remote.local_copy)
     plan_bytes = pickle.dumps((specs, fps, options))
     plan_text = repr((specs, fps, sorted(options.items())))
-    keys = [_shards.shard_key(p, plan_text) for p in paths]
+    with futures.ThreadPoolExecutor(THREADS) as pool:
+        keys = list(pool.map(lambda p: _shards.shard_key(p, plan_text), paths))
     root = _shards.staging(output)
     os.makedirs(root, exist_ok=True)
     merged = _resume.resume(root, keys)

@@ -8,8 +8,8 @@ staging folder beside the output until the merge.
 
 A shard is written under `<key>.partial-XXXX/` and renamed to `<key>/` once
 its manifest is on disk, so `<key>/` exists only complete. `key` hashes the
-input (path, and size and mtime of each file under it) and the conversion plan,
-so a changed input or plan never reuses an old shard.
+input (path or URL, and name, size and mtime of each file under it) and the
+conversion plan, so a changed input or plan never reuses an old shard.
 """
 
 import hashlib
@@ -23,6 +23,7 @@ import numpy as np
 
 from ..convert._errors import OutputError
 from ..convert._lerobot_writer import EpisodePart
+from . import _remote
 
 _PART_FIELDS = ("where", "task", "length", "layout", "features", "valid", "stats")
 _PAYLOAD = ("episodes.npz", "episodes.json")  # read into memory; videos are placed as files
@@ -43,13 +44,21 @@ def _files_of(path):
         yield path
 
 
-def shard_key(path, plan_text):
-    """16 hex digits naming the shard of `path` under a plan (repr text)."""
-    h = hashlib.sha256(plan_text.encode())
-    h.update(os.path.abspath(path).encode())
+def _stats_of(path):
+    """(relative name, size, mtime in ns) of every file under a local path."""
     for f in _files_of(path):
         st = os.stat(f)
-        h.update(f"{os.path.relpath(f, path)}:{st.st_size}:{st.st_mtime_ns}".encode())
+        yield os.path.relpath(f, path), st.st_size, st.st_mtime_ns
+
+
+def shard_key(path, plan_text):
+    """16 hex digits naming the shard of `path` (a path here, or a URL:
+    _remote.files, as pyarrow.fs lists it) under a plan (repr text)."""
+    h = hashlib.sha256(plan_text.encode())
+    url = _remote.is_url(path)
+    h.update((path if url else os.path.abspath(path)).encode())
+    for rel, size, mtime_ns in (_remote.files(path) if url else _stats_of(path)):
+        h.update(f"{rel}:{size}:{mtime_ns}".encode())
     return h.hexdigest()[:16]
 
 

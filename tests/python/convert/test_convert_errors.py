@@ -50,6 +50,16 @@ def test_source_matching_nothing(tmp_path):
     assert not (tmp_path / "out").exists() and leftovers(tmp_path) == []
 
 
+def test_url_needs_ray(tmp_path):
+    # the serial converter reads files here; URLs are read by --ray (robocache.ray)
+    p = robocache("convert", "s3://bucket/run1.mcap", "-o", tmp_path / "out", "--to", "lerobot",
+                  "--fps", 30, "-s", HUSKY_STREAMS[0], "-q")
+    assert p.returncode == 3
+    assert ("robocache convert: s3://bucket/run1.mcap: no such file or directory; URLs are read "
+            "on Ray only (robocache convert --ray, robocache.ray.convert)\n") in p.stderr
+    assert os.listdir(tmp_path) == []
+
+
 def test_existing_output_needs_overwrite(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
