@@ -58,9 +58,18 @@ class ProcessCpu:
         self._stop = threading.Event()
         self._first = self._last = {}
 
+    def _read(self):
+        """A reading into _last; a process keeps its latest name ("ray::IDLE"
+        becomes "ray::MapWorker") but not "?" (an exiting one has no command
+        line)."""
+        for key, (name, ticks) in _readings().items():
+            if name == "?" and key in self._last:
+                name = self._last[key][0]
+            self._last[key] = (name, ticks)
+
     def _watch(self):
         while not self._stop.wait(self.interval):
-            self._last.update(_readings())
+            self._read()
 
     def __enter__(self):
         self._first = _readings()
@@ -72,7 +81,7 @@ class ProcessCpu:
     def __exit__(self, *exc):
         self._stop.set()
         self._thread.join()
-        self._last.update(_readings())
+        self._read()
 
     def seconds(self):
         """{name: CPU seconds during the block}, largest first."""
