@@ -11,7 +11,7 @@ from ..convert._convert import plan
 from . import _remote, _resume, _shards
 from ._deps import ray_data
 
-THREADS = 16  # inputs checked, or listed for their shard keys, at once (a URL: round trips)
+THREADS = 16  # URL inputs checked, or listed for their shard keys, at once (round trips)
 
 
 def read_recordings(paths, *, streams, output, fps=None, reference=None, span="overlap",
@@ -87,8 +87,17 @@ def check_inputs(paths):
             return [p]
         raise FileNotFoundError(f"{p}: no such file or directory")
 
+    return [q for found in _each(one, [str(p) for p in paths]) for q in found]
+
+
+
+def _each(fn, paths):
+    """[fn(p) for p in paths], on THREADS threads when a path is a URL (network
+    round trips; local paths: os.stat, faster without threads)."""
+    if not any(_remote.is_url(p) for p in paths):
+        return [fn(p) for p in paths]
     with futures.ThreadPoolExecutor(THREADS) as pool:
-        return [q for found in pool.map(one, map(str, paths)) for q in found]
+        return list(pool.map(fn, paths))
 
 
 def recording_rows(paths, *, streams, output, fps, reference, span, invalid, split_gap,
@@ -104,8 +113,7 @@ def recording_rows(paths, *, streams, output, fps, reference, span, invalid, spl
                                local_copy=_remote.local_copy)
     plan_bytes = pickle.dumps((specs, fps, options))
     plan_text = repr((specs, fps, sorted(options.items())))
-    with futures.ThreadPoolExecutor(THREADS) as pool:
-        keys = list(pool.map(lambda p: _shards.shard_key(p, plan_text), paths))
+    keys = _each(lambda p: _shards.shard_key(p, plan_text), paths)
     root = _shards.staging(output)
     os.makedirs(root, exist_ok=True)
     merged = _resume.resume(root, keys)
