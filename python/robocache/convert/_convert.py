@@ -178,9 +178,14 @@ def convert(inputs, output, *, to, streams, fps=None, reference=None, span="over
                  robot_type=robot_type, masks=masks, log=log, sizes=sizes)
 
 
+def is_url(path):
+    """True when `path` (str) is a URL ("scheme://...") and no path here."""
+    return "://" in path and not os.path.exists(path)
+
+
 def _refuse_urls(inputs):
     for p in map(str, inputs):
-        if "://" in p and not os.path.exists(p):
+        if is_url(p):
             raise FileNotFoundError(f"{p}: no such file or directory; URLs are read on Ray only "
                                     "(robocache convert --ray, robocache.ray.convert)")
 

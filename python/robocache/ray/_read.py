@@ -90,7 +90,6 @@ def check_inputs(paths):
     return [q for found in _each(one, [str(p) for p in paths]) for q in found]
 
 
-
 def _each(fn, paths):
     """[fn(p) for p in paths], on THREADS threads when a path is a URL (network
     round trips; local paths: os.stat, faster without threads)."""

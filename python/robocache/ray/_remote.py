@@ -16,12 +16,9 @@ import shutil
 import tempfile
 from urllib.parse import quote, unquote, urlsplit
 
+from ..convert._convert import is_url
+
 GLOB_CHARS = "*["  # ("?" starts a URL's query)
-
-
-def is_url(path):
-    """True when `path` (str) is a URL ("scheme://...") and no path here."""
-    return "://" in path and not os.path.exists(path)
 
 
 @contextlib.contextmanager
